@@ -1,0 +1,29 @@
+# zex_add_spirv(<out.spv> SOURCE <file.cl> [INCLUDES dir...] [DEFINES X=1...] [DEPENDS file...] [BITCODE_ONLY])
+# Compiles OpenCL C to SPIR-V with clang-15 + llvm-spirv-15. clang-15 must run as cc1 with typed pointers,
+# or llvm-spirv-15 rejects its bitcode.
+find_program(ZEX_CLANG NAMES clang-15 REQUIRED)
+find_program(ZEX_LLVM_SPIRV NAMES llvm-spirv-15 REQUIRED)
+find_program(ZEX_SPIRV_VAL NAMES spirv-val REQUIRED)
+find_program(ZEX_SPIRV_LINK NAMES spirv-link REQUIRED)
+
+function(zex_add_spirv out)
+  cmake_parse_arguments(A "" "SOURCE" "INCLUDES;DEFINES;DEPENDS;FLAGS" ${ARGN})
+  get_filename_component(src "${A_SOURCE}" ABSOLUTE)
+  set(bc "${out}.bc")
+  set(flags -cc1 -no-opaque-pointers -triple spir64-unknown-unknown -cl-std=CL2.0
+            -finclude-default-header -emit-llvm-bc -O2 ${A_FLAGS})
+  foreach(i IN LISTS A_INCLUDES)
+    list(APPEND flags -I "${i}")
+  endforeach()
+  foreach(d IN LISTS A_DEFINES)
+    list(APPEND flags -D "${d}")
+  endforeach()
+  add_custom_command(
+    OUTPUT "${out}"
+    COMMAND ${ZEX_CLANG} ${flags} "${src}" -o "${bc}"
+    COMMAND ${ZEX_LLVM_SPIRV} "${bc}" -o "${out}"
+    DEPENDS "${src}" ${A_DEPENDS}
+    IMPLICIT_DEPENDS C "${src}"
+    COMMENT "OpenCL C -> SPIR-V ${A_SOURCE}"
+    VERBATIM)
+endfunction()

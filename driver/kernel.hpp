@@ -1,0 +1,40 @@
+// The interface between the module/kernel side of zex-cpu (module_kernel.cpp, compiler.cpp) and the
+// core (command lists, memory, DDI tables). Owned by the module/kernel side; keep these signatures.
+#pragma once
+
+#include "common.hpp"
+
+#include <memory>
+
+namespace zexcpu {
+
+/// One kernel launch whose arguments and group size were captured when it was appended (the Level Zero
+/// specification says arguments are captured at append time, so later zeKernelSetArgumentValue calls
+/// must not change an appended launch).
+class LaunchCommand {
+ public:
+  virtual ~LaunchCommand() = default;
+  /// Runs on a command list's or queue's worker thread, in order: enqueues the kernel on `queue`
+  /// (an in-order OpenCL queue owned by that worker) and returns when it has finished.
+  /// Thread-safe: several workers may run launches of the same kernel at once.
+  virtual ze_result_t run(cl_command_queue queue) = 0;
+};
+
+/// Captures hKernel's current arguments and group size for a launch of `groups` work-groups.
+/// Errors: ZE_RESULT_ERROR_INVALID_NULL_HANDLE, ZE_RESULT_ERROR_INVALID_NULL_POINTER,
+/// ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX... per spec (e.g. an argument never set:
+/// ZE_RESULT_ERROR_INVALID_ARGUMENT), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION.
+ze_result_t capture_launch(ze_kernel_handle_t hKernel, const ze_group_count_t& groups,
+                           std::unique_ptr<LaunchCommand>* out);
+
+/// True when `ptr` lies in the constant data of a built module (the loaded PoCL kernel objects'
+/// readable segments); *base and *size then describe that whole segment.
+bool module_constant_range(const void* ptr, void** base, size_t* size);
+
+/// Fill the module, module-build-log and kernel DDI tables with the implemented entry points
+/// (entries not implemented are left as they are: the generated unsupported stubs).
+void fill_module_ddi(ze_module_dditable_t* t);
+void fill_module_build_log_ddi(ze_module_build_log_dditable_t* t);
+void fill_kernel_ddi(ze_kernel_dditable_t* t);
+
+}  // namespace zexcpu

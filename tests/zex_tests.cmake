@@ -1,0 +1,1 @@
+# The zex library's test suites: one file per public header, tests/<name>_test.cpp.
