@@ -1,0 +1,3 @@
+# placeholder: being written
+import sys
+open(sys.argv[2], "w").write("// placeholder\n")
