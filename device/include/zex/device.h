@@ -1,0 +1,53 @@
+/* zex/device.h: throw exceptions from OpenCL C kernels (DESIGN.md §6, docs/abi.md).
+ *
+ *   #include <zex/device.h>
+ *   __kernel void vadd(__global float* c, __global const float* a, __global const float* b, uint n,
+ *                      zex_state_t zex) {          // the state is always the LAST argument
+ *     size_t i = get_global_id(0);
+ *     ZEX_CHECK_BOUNDS(zex, i, n);               // BoundsError, then returns
+ *     c[i] = a[i] + b[i];
+ *   }
+ *
+ * The kernel's module is linked with the zex device library (zex_device.spv), which defines the
+ * three entry points declared here; zex::Module does that link. */
+#ifndef ZEX_DEVICE_H
+#define ZEX_DEVICE_H
+
+#ifndef __OPENCL_C_VERSION__
+#error "zex/device.h is for OpenCL C kernels; host code includes <zex/zex.hpp> (or <zex/abi.h>)"
+#endif
+
+#include <zex/abi.h>
+
+/* Claims the launch's report (one device-scope CAS on the claim word). Returns 1 if this work-item
+   now owns the report, 0 if another one does (then it wrote nothing). name and reason are recorded by
+   address at debug level >= 1, ids at level 2. */
+int zex_report_exception(zex_state_t zex, __constant char* name, __constant char* reason);
+
+/* Level 2, claimant only: records frame [index + 1] (function, file, line). index >= 16 is ignored. */
+void zex_report_frame(zex_state_t zex, uint index, __constant char* function, __constant char* file,
+                      uint line);
+
+/* Claimant only: publishes the report (status = ZEX_STATUS_THROWN), at every level. */
+void zex_signal_exception(zex_state_t zex);
+
+/* In OpenCL C (clang-15), string literals and __func__ are emitted in the __constant address space,
+   so they are passed by address, never copied. __func__ is typed `const __constant char[]`; the cast
+   only drops the const, which __constant implies anyway. */
+#define ZEX_THROW(zex, name, reason)                                   \
+  do {                                                                 \
+    zex_report_exception((zex), (name), (reason));                     \
+    zex_report_frame((zex), 0u, (__constant char*)__func__, __FILE__,   \
+                     (uint)__LINE__);                                  \
+    zex_signal_exception((zex));                                       \
+    return;                                                            \
+  } while (0)
+
+/* The condition is expected to hold: the throw is the cold path. */
+#define ZEX_CHECK_BOUNDS(zex, i, n)                                            \
+  do {                                                                         \
+    if (__builtin_expect(!((i) < (n)), 0))                                     \
+      ZEX_THROW((zex), "BoundsError", "Out-of-bounds array access");           \
+  } while (0)
+
+#endif /* ZEX_DEVICE_H */

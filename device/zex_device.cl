@@ -1,0 +1,103 @@
+/* The zex device library: the three entry points of the report ABI (include/zex/abi.h,
+ * docs/abi.md), compiled to a SPIR-V library module that zex links after the user's module.
+ *
+ * Shape constraints, because this is the cold path of every kernel that can throw and Intel's
+ * compiler turns whatever is here into ISA in each such kernel:
+ *  - strings are recorded by address, never copied;
+ *  - no private memory: no arrays, no address-taken locals;
+ *  - the debug level is a specialization constant, so a level-0 module specializes to a CAS, three
+ *    stores and the status store, with no string or frame code left. */
+#include <zex/abi.h>
+
+/* llvm-spirv turns a call to this declaration into an OpSpecConstant decorated with the SpecId. */
+int __spirv_SpecConstant(int id, int default_value);
+
+/* The claim word's atomics, as the SPIR-V instructions themselves (llvm-spirv maps these names 1:1).
+   The OpenCL C spellings do not give what the protocol needs: atomic_cmpxchg becomes a Workgroup-scope
+   OpAtomicCompareExchange, and the C11-style atomic_compare_exchange_strong_explicit goes through a
+   generic pointer and an "expected" variable in private memory. */
+__attribute__((overloadable)) uint __spirv_AtomicCompareExchange(volatile __global uint* p, int scope,
+                                                                 int equal, int unequal, uint value,
+                                                                 uint comparator);
+__attribute__((overloadable)) uint __spirv_AtomicLoad(volatile __global uint* p, int scope, int semantics);
+#define ZEX_SCOPE_DEVICE 1  /* SPIR-V Scope Device */
+#define ZEX_SEMANTICS_RELAXED 0 /* the claim word publishes nothing; the status store does */
+
+static inline uint zex_level(void) {
+  return (uint)__spirv_SpecConstant(ZEX_SPEC_ID_DEBUG_LEVEL, 1);
+}
+
+/* Exported so that Intel's driver gives this module a constant surface it registers with
+   zeMemGetAddressRange; without an exported constant the strings of a report could not be validated
+   (DESIGN.md §3.6). Its value also lets a tool read the library's ABI version from the binary. */
+__constant uint zex_abi_version = ZEX_ABI_VERSION;
+
+/* The claim value of this work-item: its linear global id + 1, truncated to 32 bits, never 0. */
+static inline uint zex_claim_value(void) {
+  uint v = (uint)get_global_linear_id() + 1u;
+  return v != 0u ? v : 1u;
+}
+
+static inline __global zex_report_t* zex_report_ptr(zex_state_t zex) {
+  return (__global zex_report_t*)zex.report;
+}
+
+/* True only for the work-item that claimed the report in this launch. The launch id check keeps a
+   work-item of a later launch on the same stream, whose id happens to equal the claimant's, from
+   writing into an earlier launch's report before the host has reset the claim word. */
+static inline bool zex_is_claimant(zex_state_t zex) {
+  uint owner = __spirv_AtomicLoad((volatile __global uint*)zex.claim, ZEX_SCOPE_DEVICE,
+                                  ZEX_SEMANTICS_RELAXED);
+  return owner == zex_claim_value() && zex_report_ptr(zex)->launch_id == zex.launch_id;
+}
+
+int zex_report_exception(zex_state_t zex, __constant char* name, __constant char* reason) {
+  uint previous = __spirv_AtomicCompareExchange((volatile __global uint*)zex.claim, ZEX_SCOPE_DEVICE,
+                                                 ZEX_SEMANTICS_RELAXED, ZEX_SEMANTICS_RELAXED,
+                                                 zex_claim_value(), 0u);
+  if (previous != 0u)
+    return 0; /* another work-item owns the report: never spin, never write */
+
+  __global zex_report_t* r = zex_report_ptr(zex);
+  uint level = zex_level();
+  r->debug_level = level;
+  r->launch_id = zex.launch_id;
+  r->abi_version = ZEX_ABI_VERSION;
+  if (level >= 1u) {
+    r->name = (ulong)name;
+    r->reason = (ulong)reason;
+  }
+  if (level >= 2u) {
+    r->global_id[0] = get_global_id(0);
+    r->global_id[1] = get_global_id(1);
+    r->global_id[2] = get_global_id(2);
+    r->group_id[0] = get_group_id(0);
+    r->group_id[1] = get_group_id(1);
+    r->group_id[2] = get_group_id(2);
+    r->local_id[0] = get_local_id(0);
+    r->local_id[1] = get_local_id(1);
+    r->local_id[2] = get_local_id(2);
+  }
+  return 1;
+}
+
+void zex_report_frame(zex_state_t zex, uint index, __constant char* function, __constant char* file,
+                      uint line) {
+  if (zex_level() < 2u || index >= ZEX_MAX_FRAMES || !zex_is_claimant(zex))
+    return;
+  __global zex_report_t* r = zex_report_ptr(zex);
+  r->frames[index].function = (ulong)function;
+  r->frames[index].file = (ulong)file;
+  r->frames[index].line = line;
+  if (r->frame_count < index + 1u)
+    r->frame_count = index + 1u;
+}
+
+void zex_signal_exception(zex_state_t zex) {
+  if (!zex_is_claimant(zex))
+    return;
+  /* Every field the claimant wrote becomes visible before the status that tells the host to read
+     them. The host normally reads after the kernel completed, so this orders rather than waits. */
+  atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+  zex_report_ptr(zex)->status = ZEX_STATUS_THROWN;
+}
