@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Device-code cost of bounds checks on Intel's compiler (IGC through ocloc), for DG2 and PVC.
+
+For each kernel shape (bench/igc/kernels/) and each way of handling a failed check, builds SPIR-V,
+compiles it with ocloc --format zebin and reads from the zebin: ISA bytes (.text.<kernel>), GRF
+count, per-thread private/spill/scratch memory (.ze_info per_thread_memory_buffers), and the median
+compile time over --runs compiles (all configurations are compiled round-robin, so drift in machine
+load hits every variant alike).
+
+Variants: nocheck, silent, printf, copy (ancestor: strings copied on the device), zex0/zex1/zex2 (the
+user kernel linked with the zex device library, the debug level set through its specialization
+constant), and <proto>0/1/2 for each device-library prototype in bench/igc/proto/<proto>/.
+
+Writes <out>/igc.csv, <out>/igc.json and <out>/igc.md. Exit status: 0 on success (targets are
+reported, not enforced; tests/igc enforces the shape rules), 1 on a tool failure, 77 when ocloc is
+not installed.
+
+    python3 bench/igc/igc_bench.py --out build/igc-results            # everything, ~1-2 min
+    python3 bench/igc/igc_bench.py --runs 3 --protos all --out /tmp/r  # with the prototypes
+"""
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import igclib  # noqa: E402
+
+SHAPES = {  # shape -> (source, kernel name, checked sites in the source)
+    'vadd': ('vadd.cl', 'vadd', 1),
+    'gather17': ('gather17.cl', 'gather17', 17),
+    'stencil2d': ('stencil2d.cl', 'stencil2d', 12),
+}
+BASE_VARIANTS = {'nocheck': 0, 'silent': 1, 'printf': 2, 'copy': 3}   # ZEXB_VARIANT values (check.h)
+ZEXB_ZEX = 4
+LEVELS = (0, 1, 2)
+
+
+def repo_root():
+    return os.path.dirname(os.path.dirname(HERE))
+
+
+class Library:
+    """A zex device library to link user kernels with: the project's, or a prototype."""
+
+    def __init__(self, label, spv, includes):
+        self.label, self.spv, self.includes = label, spv, includes
+
+
+def project_library(tc, root, work, device_spv):
+    """The project's device library: --device-spv (the CMake build's ${ZEX_DEVICE_SPV}) or built here
+    from device/zex_device.cl, so that the script runs without make."""
+    incs = [os.path.join(root, 'include')]
+    dev_inc = os.path.join(root, 'device', 'include')
+    if os.path.exists(os.path.join(dev_inc, 'zex', 'device.h')):
+        header = 'device/include/zex/device.h'
+        incs.insert(0, dev_inc)
+    else:
+        header = 'bench/igc/proto/fallback (device/include/zex/device.h missing)'
+        incs.insert(0, os.path.join(HERE, 'proto', 'fallback', 'include'))
+    if device_spv:
+        spv = device_spv
+    else:
+        src = os.path.join(root, 'device', 'zex_device.cl')
+        spv = tc.cl_to_spv(src, os.path.join(work, 'zex_device.spv'), includes=incs)
+    return Library('zex', spv, incs), header
+
+
+def proto_libraries(tc, root, work, names):
+    """Prototypes in bench/igc/proto/<name>/: lib.cl, and include/zex/device.h if the prototype
+    changes the call site too (else the project's header is used)."""
+    base = os.path.join(HERE, 'proto')
+    avail = sorted(d for d in os.listdir(base)
+                   if os.path.exists(os.path.join(base, d, 'lib.cl')))
+    if names == ['all']:
+        names = avail
+    libs = []
+    for n in names:
+        if n not in avail:
+            raise SystemExit(f'unknown prototype {n!r}; available: {", ".join(avail) or "none"}')
+        d = os.path.join(base, n)
+        incs = [os.path.join(root, 'include')]
+        if os.path.exists(os.path.join(d, 'include', 'zex', 'device.h')):
+            incs.insert(0, os.path.join(d, 'include'))
+        elif os.path.exists(os.path.join(root, 'device', 'include', 'zex', 'device.h')):
+            incs.insert(0, os.path.join(root, 'device', 'include'))
+        else:
+            incs.insert(0, os.path.join(base, 'fallback', 'include'))
+        spv = tc.cl_to_spv(os.path.join(d, 'lib.cl'), os.path.join(work, f'proto_{n}.spv'), includes=incs)
+        libs.append(Library(n, spv, incs))
+    return libs
+
+
+def build_modules(tc, work, shapes, libs, extra_shapes_dir=None):
+    """[(shape, variant, level or None, kernel name, SPIR-V bytes)] for every configuration."""
+    kdir = os.path.join(HERE, 'kernels')
+    mods = []
+    for shape in shapes:
+        src, kname, _ = SHAPES[shape]
+        path = os.path.join(kdir, src)
+        for v, num in BASE_VARIANTS.items():
+            spv = tc.cl_to_spv(path, os.path.join(work, f'{shape}_{v}.spv'), includes=[kdir],
+                               defines=[f'ZEXB_VARIANT={num}'])
+            mods.append((shape, v, None, kname, open(spv, 'rb').read()))
+        for lib in libs:
+            user = tc.cl_to_spv(path, os.path.join(work, f'{shape}_{lib.label}_user.spv'),
+                                includes=[kdir] + lib.includes, defines=[f'ZEXB_VARIANT={ZEXB_ZEX}'])
+            linked = tc.link([user, lib.spv], os.path.join(work, f'{shape}_{lib.label}.spv'))
+            for level in LEVELS:
+                out = tc.specialize(linked, os.path.join(work, f'{shape}_{lib.label}{level}.spv'),
+                                    {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
+                mods.append((shape, f'{lib.label}{level}', level, kname, open(out, 'rb').read()))
+    return mods
+
+
+def measure(ocloc, mods, devices, runs, log):
+    """Compiles every (module, device) `runs` times round-robin after one warm-up round; returns rows."""
+    rows = {}
+    order = [(m, d) for m in mods for d in devices]
+    for rep in range(runs + 1):
+        t0 = time.perf_counter()
+        for (shape, variant, level, kname, spv), dev in order:
+            zebin, dt = ocloc.compile(spv, dev)
+            key = (shape, variant, dev)
+            if key not in rows:
+                r = {'shape': shape, 'variant': variant, 'level': '' if level is None else level,
+                     'device': dev, 'spirv_bytes': len(spv)}
+                r.update(igclib.zebin_metrics(zebin, kname))
+                r['times'] = []
+                rows[key] = r
+            elif igclib.zebin_metrics(zebin, kname)['isa_bytes'] != rows[key]['isa_bytes']:
+                raise igclib.ToolError(f'non-deterministic ISA size for {key}')
+            if rep > 0:   # round 0 warms IGC's lazily loaded parts and is not timed
+                rows[key]['times'].append(dt)
+        log(f'  round {rep}/{runs}: {len(order)} compiles in {time.perf_counter() - t0:.1f} s'
+            + (' (warm-up, not timed)' if rep == 0 else ''))
+    out = []
+    for r in rows.values():
+        r['compile_ms'] = round(1000 * statistics.median(r['times']), 2)
+        r['compile_ms_min'] = round(1000 * min(r['times']), 2)
+        r['runs'] = len(r.pop('times'))
+        out.append(r)
+    return out
+
+
+def add_ratios(rows):
+    """isa_vs_silent, isa_vs_nocheck and time_vs_nocheck, against the same shape and device."""
+    idx = {(r['shape'], r['device'], r['variant']): r for r in rows}
+    for r in rows:
+        s = idx.get((r['shape'], r['device'], 'silent'))
+        n = idx.get((r['shape'], r['device'], 'nocheck'))
+        r['isa_vs_silent'] = round(r['isa_bytes'] / s['isa_bytes'], 3) if s else ''
+        r['isa_vs_nocheck'] = round(r['isa_bytes'] / n['isa_bytes'], 3) if n else ''
+        r['time_vs_nocheck'] = round(r['compile_ms'] / n['compile_ms'], 3) if n else ''
+
+
+def evaluate_targets(rows, libs, devices):
+    """The issue-4 targets, per library and device: [(library, target, device, value, limit, ok)]."""
+    idx = {(r['shape'], r['device'], r['variant']): r for r in rows}
+    res = []
+    for lib in libs:
+        for dev in devices:
+            mem = [(r['shape'], r['variant'], r['per_thread_memory_bytes']) for r in rows
+                   if r['device'] == dev and r['variant'] in [f'{lib.label}{lv}' for lv in LEVELS]]
+            worst = max((m[2] for m in mem), default=0)
+            bad = [f'{s}/{v}={b}' for s, v, b in mem if b]
+            res.append((lib.label, 'private+spill bytes, every shape and level', dev, worst, 0, worst == 0,
+                        ', '.join(bad)))
+            g = lambda v: idx.get(('gather17', dev, v))  # noqa: E731
+            if g(f'{lib.label}1') and g('silent'):
+                x = g(f'{lib.label}1')['isa_bytes'] / g('silent')['isa_bytes']
+                res.append((lib.label, 'gather17 level-1 ISA / silent ISA', dev, round(x, 3), 1.5, x <= 1.5, ''))
+            if g(f'{lib.label}2') and g('silent'):
+                x = g(f'{lib.label}2')['isa_bytes'] / g('silent')['isa_bytes']
+                res.append((lib.label, 'gather17 level-2 ISA / silent ISA', dev, round(x, 3), 3.0, x <= 3.0, ''))
+            if g(f'{lib.label}1') and g('nocheck'):
+                x = g(f'{lib.label}1')['compile_ms'] / g('nocheck')['compile_ms']
+                res.append((lib.label, 'gather17 level-1 compile time / nocheck', dev, round(x, 3), 1.25,
+                            x <= 1.25, ''))
+    return res
+
+
+COLS = ['shape', 'device', 'variant', 'level', 'isa_bytes', 'isa_vs_silent', 'isa_vs_nocheck', 'grf_count',
+        'simd_size', 'private_bytes', 'spill_bytes', 'scratch_bytes', 'per_thread_memory_bytes',
+        'has_stack_calls', 'other_text_bytes', 'compile_ms', 'compile_ms_min', 'time_vs_nocheck', 'runs',
+        'spirv_bytes']
+
+
+def write_outputs(out, rows, targets, meta):
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, 'igc.csv'), 'w', newline='') as f:
+        w = csv.DictWriter(f, fieldnames=COLS, extrasaction='ignore')
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(out, 'igc.json'), 'w') as f:
+        json.dump({'meta': meta, 'rows': rows,
+                   'targets': [dict(zip(['library', 'target', 'device', 'value', 'limit', 'ok', 'detail'], t))
+                               for t in targets]}, f, indent=1, default=str)
+    md = []
+    md.append(f"ocloc: {meta['ocloc']}; intel-opencl-icd {meta['ocloc_version']}; median of "
+              f"{meta['runs']} compiles; device library: {meta['device_library']}; header: {meta['header']}.")
+    md.append('')
+    for dev in meta['devices']:
+        md.append(f'#### {dev}')
+        md.append('')
+        md.append('| shape | variant | ISA bytes | × silent | × nocheck | GRF | SIMD | private+spill B/thread '
+                  '| compile ms (median) | × nocheck time |')
+        md.append('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+        for r in rows:
+            if r['device'] != dev:
+                continue
+            md.append(f"| {r['shape']} | {r['variant']} | {r['isa_bytes']} | {r['isa_vs_silent']} | "
+                      f"{r['isa_vs_nocheck']} | {r['grf_count']} | {r['simd_size']} | "
+                      f"{r['per_thread_memory_bytes']} | {r['compile_ms']} | {r['time_vs_nocheck']} |")
+        md.append('')
+    md.append('#### Targets')
+    md.append('')
+    md.append('| library | target | device | measured | limit | met |')
+    md.append('|---|---|---|--:|--:|---|')
+    for lib, t, dev, val, lim, ok, detail in targets:
+        md.append(f"| {lib} | {t} | {dev} | {val} | {'≤ ' if lim else '= '}{lim} | "
+                  f"{'yes' if ok else 'NO'}{(' (' + detail + ')') if detail else ''} |")
+    md.append('')
+    with open(os.path.join(out, 'igc.md'), 'w') as f:
+        f.write('\n'.join(md))
+    return '\n'.join(md)
+
+
+def ocloc_version():
+    try:
+        import subprocess
+        r = subprocess.run(['dpkg-query', '-W', '-f=${Version}', 'intel-opencl-icd'], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
+        return r.stdout.decode() or 'unknown'
+    except OSError:
+        return 'unknown'
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--root', default=repo_root(), help='zex source tree (default: this checkout)')
+    ap.add_argument('--device-spv', help='the device library SPIR-V (default: build device/zex_device.cl here)')
+    ap.add_argument('--out', default='igc-results', help='output directory (default: ./igc-results)')
+    ap.add_argument('--runs', type=int, default=5, help='timed compiles per configuration (default 5)')
+    ap.add_argument('--devices', default='dg2,pvc')
+    ap.add_argument('--shapes', default=','.join(SHAPES))
+    ap.add_argument('--protos', default='', help="device-library prototypes from bench/igc/proto/ ('all')")
+    ap.add_argument('--no-zex', action='store_true', help='skip the project device library')
+    ap.add_argument('--process', action='store_true', help='run the ocloc executable per compile')
+    a = ap.parse_args(argv)
+    log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+
+    ocloc = igclib.Ocloc(force_process=a.process)
+    if not ocloc.available():
+        log('igc_bench: SKIP: ocloc is not installed (Debian package intel-opencl-icd)')
+        return 77
+    devices = [d for d in a.devices.split(',') if d]
+    shapes = [s for s in a.shapes.split(',') if s]
+    for s in shapes:
+        if s not in SHAPES:
+            raise SystemExit(f'unknown shape {s!r}; shapes: {", ".join(SHAPES)}')
+    try:
+        tc = igclib.Toolchain()
+        with tempfile.TemporaryDirectory(prefix='zex-igc-') as work:
+            libs = []
+            header = ''
+            if not a.no_zex:
+                lib, header = project_library(tc, a.root, work, a.device_spv)
+                libs.append(lib)
+            protos = [p for p in a.protos.split(',') if p]
+            libs += proto_libraries(tc, a.root, work, protos)
+            mods = build_modules(tc, work, shapes, libs)
+            log(f'igc_bench: {len(mods)} modules x {len(devices)} devices, {a.runs} timed runs, {ocloc.mode()}')
+            rows = measure(ocloc, mods, devices, a.runs, log)
+    except igclib.ToolError as e:
+        log(f'igc_bench: {e}')
+        return 1
+    order = {v: i for i, v in enumerate(list(BASE_VARIANTS) + [f'{lb.label}{lv}' for lb in libs for lv in LEVELS])}
+    rows.sort(key=lambda r: (devices.index(r['device']), shapes.index(r['shape']), order[r['variant']]))
+    add_ratios(rows)
+    targets = evaluate_targets(rows, libs, devices)
+    meta = {'ocloc': ocloc.mode(), 'ocloc_version': ocloc_version(), 'runs': a.runs, 'devices': devices,
+            'shapes': shapes, 'device_library': a.device_spv or 'device/zex_device.cl (built by the script)',
+            'header': header or 'n/a', 'libraries': [lb.label for lb in libs],
+            'date_utc': time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())}
+    print(write_outputs(a.out, rows, targets, meta))
+    log(f'igc_bench: wrote {a.out}/igc.csv, igc.json, igc.md')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,97 @@
+/* The bounds-check variants the IGC benchmark compares. Every shape kernel writes its checks as
+ * ZEXB_CHECK(index, length) and ends its parameter list with ZEXB_STATE_PARAM, and this header turns
+ * them into one of:
+ *   ZEXB_NOCHECK  no check at all (the baseline)
+ *   ZEXB_SILENT   `if (!(i < n)) return;` (what a runtime without error reporting emits)
+ *   ZEXB_PRINTF   device printf of the name, reason and location, then return
+ *   ZEXB_COPY     the ancestor design: claim a fixed report with a CAS, then copy the name and reason
+ *                 characters into it on the device
+ *   ZEXB_ZEX      ZEX_CHECK_BOUNDS from <zex/device.h>, linked later with a zex device library
+ * Each ZEXB_CHECK use must sit on its own source line so that level 2 records distinct lines, as a
+ * compiler emitting one check per access would. */
+#ifndef ZEXB_CHECK_H
+#define ZEXB_CHECK_H
+
+#define ZEXB_NOCHECK 0
+#define ZEXB_SILENT 1
+#define ZEXB_PRINTF 2
+#define ZEXB_COPY 3
+#define ZEXB_ZEX 4
+
+#ifndef ZEXB_VARIANT
+#error "define ZEXB_VARIANT to one of ZEXB_NOCHECK..ZEXB_ZEX"
+#endif
+
+#if ZEXB_VARIANT == ZEXB_NOCHECK
+#define ZEXB_STATE_PARAM
+#define ZEXB_CHECK(i, n) ((void)0)
+
+#elif ZEXB_VARIANT == ZEXB_SILENT
+#define ZEXB_STATE_PARAM
+#define ZEXB_CHECK(i, n) \
+  do {                   \
+    if (!((i) < (n)))    \
+      return;            \
+  } while (0)
+
+#elif ZEXB_VARIANT == ZEXB_PRINTF
+#define ZEXB_STATE_PARAM
+#define ZEXB_CHECK(i, n)                                                                           \
+  do {                                                                                             \
+    if (!((i) < (n))) {                                                                            \
+      printf("BoundsError: Out-of-bounds array access: index %lu, length %lu at %s:%d\n",          \
+             (ulong)(i), (ulong)(n), __FILE__, __LINE__);                                          \
+      return;                                                                                      \
+    }                                                                                              \
+  } while (0)
+
+#elif ZEXB_VARIANT == ZEXB_COPY
+/* The ancestor's fixed report: strings live in the report as characters, so the device copies them. */
+typedef struct zexb_copy_report {
+  uint status;
+  uint pad;
+  char name[64];
+  char reason[192];
+} zexb_copy_report_t;
+typedef struct zexb_copy_state {
+  ulong report; /* address of a zexb_copy_report_t */
+  ulong claim;  /* address of the claim word */
+  ulong launch_id;
+} zexb_copy_state_t;
+#define ZEXB_STATE_PARAM , zexb_copy_state_t zex
+
+static inline void zexb_copy_str(__global char* dst, __constant char* src, uint cap) {
+  uint k = 0;
+  for (; k + 1u < cap && src[k] != 0; ++k)
+    dst[k] = src[k];
+  dst[k] = 0;
+}
+
+static inline void zexb_copy_throw(zexb_copy_state_t zex, __constant char* name, __constant char* reason) {
+  uint id = (uint)get_global_linear_id() + 1u;
+  if (atomic_cmpxchg((volatile __global uint*)zex.claim, 0u, id ? id : 1u) != 0u)
+    return;
+  __global zexb_copy_report_t* r = (__global zexb_copy_report_t*)zex.report;
+  zexb_copy_str(r->name, name, 64u);
+  zexb_copy_str(r->reason, reason, 192u);
+  atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+  r->status = 1u;
+}
+#define ZEXB_CHECK(i, n)                                                      \
+  do {                                                                        \
+    if (!((i) < (n))) {                                                       \
+      zexb_copy_throw(zex, "BoundsError", "Out-of-bounds array access");      \
+      return;                                                                 \
+    }                                                                         \
+  } while (0)
+
+#elif ZEXB_VARIANT == ZEXB_ZEX
+#include <zex/device.h>
+#define ZEXB_STATE_PARAM , zex_state_t zex
+#define ZEXB_CHECK(i, n) ZEX_CHECK_BOUNDS(zex, i, n)
+
+#else
+#error "unknown ZEXB_VARIANT"
+#endif
+
+#endif /* ZEXB_CHECK_H */
