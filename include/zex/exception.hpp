@@ -1,0 +1,123 @@
+// zex::KernelException: what the host catches when a work-item threw (DESIGN.md §4).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zex {
+
+/// One entry of a kernel exception's stacktrace (debug level 2). frames()[0] prints as [1].
+struct Frame {
+  std::string function;  ///< e.g. the kernel's name for ZEX_THROW in a kernel
+  std::string file;
+  uint32_t line = 0;
+};
+
+/// Everything a decoded report says, before it becomes an exception. Public so that runtimes that
+/// check slots themselves (SlabPool::check) and tests can build a KernelException from parts.
+struct KernelExceptionInfo {
+  int debug_level = 1;           ///< 0, 1 or 2: what the report holds
+  std::string name;              ///< e.g. "BoundsError"; empty when not recorded (level 0)
+  std::string reason;            ///< e.g. "Out-of-bounds array access"; empty when not recorded
+  std::string kernel_name;       ///< the kernel of the launch that threw
+  std::string device_name;
+  uint64_t launch_id = 0;
+  std::optional<std::array<uint64_t, 3>> global_id, group_id, local_id;  ///< level 2 only
+  std::vector<Frame> frames;     ///< level 2 only; at most 16
+};
+
+namespace detail {
+
+inline std::string triple(const std::array<uint64_t, 3>& v) {
+  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+}
+
+inline bool starts_with_vowel(const std::string& s) {
+  if (s.empty()) return false;
+  switch (s[0]) {
+    case 'A': case 'E': case 'I': case 'O': case 'U':
+    case 'a': case 'e': case 'i': case 'o': case 'u':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// The message of DESIGN.md §4 for `info`.
+inline std::string kernel_exception_message(const KernelExceptionInfo& info) {
+  const std::string where =
+      " in kernel '" + info.kernel_name + "' on " + info.device_name;
+  std::string m = "KernelException: ";
+  if (info.debug_level <= 0 || info.name.empty()) {
+    m += "An exception was thrown" + where;
+  } else {
+    m += (starts_with_vowel(info.name) ? "An " : "A ") + info.name + " was thrown" + where;
+  }
+  if (info.debug_level >= 1 && !info.reason.empty()) m += ": " + info.reason;
+  if (info.debug_level <= 0) {
+    m += "\nHint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
+         "the exception's name and reason.";
+  } else if (info.debug_level == 1) {
+    m += "\nHint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
+         "the work-item that threw and a stacktrace.";
+  } else {
+    if (info.global_id && info.group_id)
+      m += "\nThrown by work-item " + triple(*info.global_id) + " in work-group " +
+           triple(*info.group_id) + ".";
+    if (!info.frames.empty()) {
+      m += "\nStacktrace:";
+      for (size_t i = 0; i < info.frames.size(); ++i) {
+        const Frame& f = info.frames[i];
+        m += "\n [" + std::to_string(i + 1) + "] " + f.function + " at " + f.file + ":" +
+             std::to_string(f.line);
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace detail
+
+/// A work-item threw in a kernel launched on a zex::Stream (or on a slot a runtime checks itself).
+/// what() is the message of DESIGN.md §4: at level 0 that an exception was thrown, in which kernel,
+/// on which device, and a hint to use debug_level=1; at level 1 also the exception's name and
+/// reason and a hint to use debug_level=2; at level 2 also the work-item, its work-group and the
+/// stacktrace. The stream that threw stays usable.
+class KernelException : public std::runtime_error {
+ public:
+  explicit KernelException(KernelExceptionInfo info)
+      : std::runtime_error(detail::kernel_exception_message(info)), info_(std::move(info)) {}
+
+  /// The exception's name, e.g. "BoundsError"; empty when not recorded (debug level 0).
+  const std::string& name() const noexcept { return info_.name; }
+  /// The reason, e.g. "Out-of-bounds array access"; empty when not recorded.
+  const std::string& reason() const noexcept { return info_.reason; }
+  /// The name of the kernel whose launch threw.
+  const std::string& kernel_name() const noexcept { return info_.kernel_name; }
+  /// The Level Zero device's name.
+  const std::string& device_name() const noexcept { return info_.device_name; }
+  /// The debug level the throwing module was built for (0, 1 or 2).
+  int debug_level() const noexcept { return info_.debug_level; }
+  /// The launch id zex gave the launch that threw (counts up from 1 per stream).
+  uint64_t launch_id() const noexcept { return info_.launch_id; }
+  /// Global id of the work-item that threw; set at debug level 2.
+  const std::optional<std::array<uint64_t, 3>>& global_id() const noexcept { return info_.global_id; }
+  /// Its work-group id; set at debug level 2.
+  const std::optional<std::array<uint64_t, 3>>& group_id() const noexcept { return info_.group_id; }
+  /// Its local id within the work-group; set at debug level 2.
+  const std::optional<std::array<uint64_t, 3>>& local_id() const noexcept { return info_.local_id; }
+  /// The stacktrace, innermost first (frames()[0] is [1] in the message); set at debug level 2.
+  const std::vector<Frame>& frames() const noexcept { return info_.frames; }
+  /// All of the above in one struct.
+  const KernelExceptionInfo& info() const noexcept { return info_; }
+
+ private:
+  KernelExceptionInfo info_;
+};
+
+}  // namespace zex
