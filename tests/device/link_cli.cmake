@@ -1,0 +1,21 @@
+# ctest -R device_spirv_link_cli: the command-line sequence docs/abi.md gives to compiler writers.
+#   spirv-link user.spv zex_device.spv -o linked.spv && spirv-val linked.spv
+foreach(var SPIRV_LINK SPIRV_VAL USER LIB OUT)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "link_cli.cmake: -D${var}= is required")
+  endif()
+endforeach()
+execute_process(COMMAND ${SPIRV_LINK} ${USER} ${LIB} -o ${OUT} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "spirv-link failed (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${SPIRV_VAL} ${OUT} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "spirv-val rejected the linked module (${rc}): ${err}")
+endif()
+# And the user module alone must not link: its zex_ functions are imports.
+execute_process(COMMAND ${SPIRV_LINK} ${USER} -o ${OUT}.alone RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "the user module linked without zex_device.spv: its zex_ calls are not imports")
+endif()
+message(STATUS "spirv-link user + zex_device.spv: valid; user alone: rejected as expected")

@@ -1,0 +1,581 @@
+// The device library (device/zex_device.cl -> zex_device.spv) and <zex/device.h>, checked on the
+// SPIR-V itself with SPIRV-Tools: what docs/abi.md promises a compiler writer (exports, signatures,
+// SpecId, the claim, no private memory), that a user module links with it, and that specializing the
+// debug level removes the string and frame code.
+#include <gtest/gtest.h>
+#include <zex/abi.h>
+
+#include <spirv-tools/libspirv.h>
+#include <spirv-tools/libspirv.hpp>
+#include <spirv-tools/linker.hpp>
+#include <spirv-tools/optimizer.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#ifndef ZEX_TEST_DEVICE_SPV
+#error "ZEX_TEST_DEVICE_SPV must name zex_device.spv"
+#endif
+#ifndef ZEX_TEST_USER_SPV
+#error "ZEX_TEST_USER_SPV must name the compiled tests/device/user_kernels.cl"
+#endif
+#ifndef ZEX_TEST_USER_SOURCE
+#error "ZEX_TEST_USER_SOURCE must name tests/device/user_kernels.cl"
+#endif
+
+namespace {
+
+// llvm-spirv-15 writes SPIR-V 1.4.
+constexpr spv_target_env kEnv = SPV_ENV_UNIVERSAL_1_4;
+
+// The few SPIR-V enumerants these checks need (SPIR-V 1.4 specification, section 3).
+namespace op {
+constexpr uint16_t Name = 5, EntryPoint = 15, TypeVoid = 19, TypeInt = 21, TypeArray = 28,
+                   TypeStruct = 30, TypePointer = 32, TypeFunction = 33, Constant = 43,
+                   ConstantComposite = 44, SpecConstant = 50, Function = 54, FunctionParameter = 55,
+                   FunctionEnd = 56, FunctionCall = 57, Variable = 59, Load = 61, Store = 62,
+                   InBoundsPtrAccessChain = 70, PtrAccessChain = 67, Decorate = 71,
+                   ConvertPtrToU = 117, MemoryBarrier = 225, AtomicLoad = 227,
+                   AtomicCompareExchange = 230, Label = 248, Branch = 249, BranchConditional = 250;
+}  // namespace op
+namespace decoration {
+constexpr uint32_t SpecId = 1, Volatile = 21, Constant = 22, FuncParamAttr = 38, LinkageAttributes = 41;
+}
+constexpr uint32_t kLinkageExport = 0, kLinkageImport = 1;
+constexpr uint32_t kParamAttrByVal = 2;
+constexpr uint32_t kStorageUniformConstant = 0, kStorageCrossWorkgroup = 5, kStorageFunction = 7;
+constexpr uint32_t kScopeDevice = 1;
+constexpr uint32_t kMemoryOperandVolatile = 1;
+
+std::vector<uint32_t> readSpirv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << "cannot open " << path;
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.size() % 4, 0u) << path << " is not a whole number of SPIR-V words";
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(words.size() * 4),
+            reinterpret_cast<char*>(words.data()));
+  return words;
+}
+
+struct Inst {
+  uint16_t opcode = 0;
+  uint32_t type = 0;    // result type id, 0 if none
+  uint32_t result = 0;  // result id, 0 if none
+  std::vector<uint32_t> words;
+  uint32_t word(size_t i) const { return i < words.size() ? words[i] : 0; }
+};
+
+std::string literalString(const std::vector<uint32_t>& words, size_t first) {
+  std::string s;
+  for (size_t w = first; w < words.size(); ++w)
+    for (int b = 0; b < 4; ++b) {
+      char c = static_cast<char>((words[w] >> (8 * b)) & 0xFF);
+      if (c == '\0')
+        return s;
+      s += c;
+    }
+  return s;
+}
+
+struct Function {
+  Inst def;
+  std::vector<Inst> params;
+  std::vector<Inst> body;
+  size_t count(uint16_t opcode) const {
+    return static_cast<size_t>(
+        std::count_if(body.begin(), body.end(), [&](const Inst& i) { return i.opcode == opcode; }));
+  }
+};
+
+// A parsed module: every instruction, definitions by result id, decorations, functions.
+class Module {
+ public:
+  explicit Module(const std::vector<uint32_t>& words) {
+    spvtools::Context ctx(kEnv);
+    spv_diagnostic diag = nullptr;
+    spv_result_t r = spvBinaryParse(ctx.CContext(), this, words.data(), words.size(), nullptr,
+                                    &Module::onInstruction, &diag);
+    if (r != SPV_SUCCESS) {
+      ADD_FAILURE() << "spvBinaryParse failed: " << (diag ? diag->error : "?");
+    }
+    spvDiagnosticDestroy(diag);
+  }
+
+  std::vector<Inst> insts;
+  std::map<uint32_t, Inst> defs;
+  std::map<uint32_t, Function> functions;
+
+  std::vector<Inst> decorations(uint32_t target, uint32_t kind) const {
+    std::vector<Inst> out;
+    for (const Inst& i : insts)
+      if (i.opcode == op::Decorate && i.word(1) == target && i.word(2) == kind)
+        out.push_back(i);
+    return out;
+  }
+  // The id carrying LinkageAttributes "name" with the given linkage type, if any.
+  std::optional<uint32_t> linked(const std::string& name, uint32_t linkage) const {
+    for (const Inst& i : insts)
+      if (i.opcode == op::Decorate && i.word(2) == decoration::LinkageAttributes &&
+          literalString(i.words, 3) == name && i.words.back() == linkage)
+        return i.word(1);
+    return std::nullopt;
+  }
+  const Function* exported(const std::string& name) const {
+    auto id = linked(name, kLinkageExport);
+    if (!id)
+      return nullptr;
+    auto it = functions.find(*id);
+    return it == functions.end() ? nullptr : &it->second;
+  }
+  const Inst& def(uint32_t id) const {
+    static const Inst none;
+    auto it = defs.find(id);
+    return it == defs.end() ? none : it->second;
+  }
+  bool isInt(uint32_t type, uint32_t width) const {
+    const Inst& t = def(type);
+    return t.opcode == op::TypeInt && t.word(2) == width && t.word(3) == 0;
+  }
+  bool isPointer(uint32_t type, uint32_t storage) const {
+    const Inst& t = def(type);
+    return t.opcode == op::TypePointer && t.word(2) == storage;
+  }
+  uint32_t pointee(uint32_t type) const { return def(type).word(3); }
+  // zex_state_t as SPIR-V sees it: a struct of three 64-bit integers.
+  bool isStateStruct(uint32_t type) const {
+    const Inst& t = def(type);
+    return t.opcode == op::TypeStruct && t.words.size() == 5 && isInt(t.word(2), 64) &&
+           isInt(t.word(3), 64) && isInt(t.word(4), 64);
+  }
+  std::optional<uint64_t> constant(uint32_t id) const {
+    const Inst& c = def(id);
+    if (c.opcode != op::Constant && c.opcode != op::SpecConstant)
+      return std::nullopt;
+    uint64_t v = c.word(3);
+    if (c.words.size() > 4)
+      v |= static_cast<uint64_t>(c.word(4)) << 32;
+    return v;
+  }
+  // The C string a __constant char* value points to: an access chain with zero offsets into a
+  // UniformConstant variable initialized with an array of i8 constants.
+  std::optional<std::string> constantString(uint32_t pointer) const {
+    const Inst* p = &def(pointer);
+    while (p->opcode == op::InBoundsPtrAccessChain || p->opcode == op::PtrAccessChain) {
+      for (size_t i = 4; i < p->words.size(); ++i)
+        if (constant(p->word(i)).value_or(1) != 0)
+          return std::nullopt;
+      p = &def(p->word(3));
+    }
+    if (p->opcode != op::Variable || p->word(3) != kStorageUniformConstant || p->words.size() < 5)
+      return std::nullopt;
+    const Inst& init = def(p->word(4));
+    if (init.opcode != op::ConstantComposite)
+      return std::nullopt;
+    std::string s;
+    for (size_t i = 3; i < init.words.size(); ++i) {
+      auto c = constant(init.word(i));
+      if (!c)
+        return std::nullopt;
+      if (*c == 0)
+        return s;
+      s += static_cast<char>(*c);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  Function* current_ = nullptr;
+
+  static spv_result_t onInstruction(void* user, const spv_parsed_instruction_t* pi) {
+    auto* m = static_cast<Module*>(user);
+    Inst i;
+    i.opcode = pi->opcode;
+    i.type = pi->type_id;
+    i.result = pi->result_id;
+    i.words.assign(pi->words, pi->words + pi->num_words);
+    m->insts.push_back(i);
+    if (i.result != 0)
+      m->defs[i.result] = i;
+    if (i.opcode == op::Function) {
+      m->current_ = &m->functions[i.result];
+      m->current_->def = i;
+    } else if (i.opcode == op::FunctionEnd) {
+      m->current_ = nullptr;
+    } else if (m->current_ != nullptr) {
+      if (i.opcode == op::FunctionParameter)
+        m->current_->params.push_back(i);
+      else
+        m->current_->body.push_back(i);
+    }
+    return SPV_SUCCESS;
+  }
+};
+
+std::string validate(const std::vector<uint32_t>& words) {
+  spvtools::SpirvTools tools(kEnv);
+  std::string messages;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& pos,
+                               const char* m) { messages += std::string(m) + " (word " +
+                                                            std::to_string(pos.index) + ")\n"; });
+  return tools.Validate(words) ? std::string() : "invalid: " + messages;
+}
+
+struct LinkResult {
+  bool ok = false;
+  std::vector<uint32_t> words;
+  std::string messages;
+};
+
+LinkResult link(const std::vector<std::vector<uint32_t>>& modules) {
+  LinkResult r;
+  spvtools::Context ctx(kEnv);
+  ctx.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t&,
+                             const char* m) { r.messages += std::string(m) + "\n"; });
+  r.ok = spvtools::Link(ctx, modules, &r.words) == SPV_SUCCESS;
+  return r;
+}
+
+// What a driver does with the module before code generation: fix the debug level, then fold and drop
+// the dead code. The passes are the ones spirv-opt offers for a Kernel module.
+std::vector<uint32_t> specialize(const std::vector<uint32_t>& words, int level) {
+  spvtools::Optimizer opt(kEnv);
+  std::string messages;
+  opt.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t&,
+                             const char* m) { messages += std::string(m) + "\n"; });
+  opt.RegisterPass(spvtools::CreateSetSpecConstantDefaultValuePass(
+         std::unordered_map<uint32_t, std::string>{{ZEX_SPEC_ID_DEBUG_LEVEL, std::to_string(level)}}))
+      .RegisterPass(spvtools::CreateFreezeSpecConstantValuePass())
+      .RegisterPass(spvtools::CreateCCPPass())
+      .RegisterPass(spvtools::CreateDeadBranchElimPass())
+      .RegisterPass(spvtools::CreateAggressiveDCEPass());
+  std::vector<uint32_t> out;
+  EXPECT_TRUE(opt.Run(words.data(), words.size(), &out)) << messages;
+  return out;
+}
+
+const std::vector<uint32_t>& library() {
+  static const std::vector<uint32_t> words = readSpirv(ZEX_TEST_DEVICE_SPV);
+  return words;
+}
+const std::vector<uint32_t>& userModule() {
+  static const std::vector<uint32_t> words = readSpirv(ZEX_TEST_USER_SPV);
+  return words;
+}
+
+// The line of tests/device/user_kernels.cl that holds `marker`.
+uint32_t sourceLine(const std::string& marker) {
+  std::ifstream in(ZEX_TEST_USER_SOURCE);
+  std::string line;
+  for (uint32_t n = 1; std::getline(in, line); ++n)
+    if (line.find(marker) != std::string::npos)
+      return n;
+  ADD_FAILURE() << marker << " not found in " << ZEX_TEST_USER_SOURCE;
+  return 0;
+}
+
+const char* const kEntryPoints[] = {"zex_report_exception", "zex_report_frame", "zex_signal_exception"};
+
+// ---------------------------------------------------------------------------------------------------
+
+TEST(DeviceLibrary, IsValidSpirv) {
+  ASSERT_FALSE(library().empty());
+  EXPECT_EQ(library()[0], 0x07230203u) << "SPIR-V magic number";
+  EXPECT_EQ(validate(library()), "");
+}
+
+TEST(DeviceLibrary, ExportsTheThreeEntryPoints) {
+  Module m(library());
+  for (const char* name : kEntryPoints)
+    EXPECT_NE(m.exported(name), nullptr) << name << " is not a function with Export linkage";
+  // A library, not a program: nothing for a driver to launch.
+  for (const Inst& i : m.insts)
+    EXPECT_NE(i.opcode, op::EntryPoint) << "the library must not declare kernels";
+}
+
+// The signatures docs/abi.md gives to compiler writers, as llvm-spirv emits them: the state is a
+// pointer to a Function-storage struct {u64, u64, u64} decorated FuncParamAttr ByVal, strings are
+// pointers to UniformConstant i8.
+TEST(DeviceLibrary, EntryPointSignaturesAreTheDocumentedOnes) {
+  Module m(library());
+  auto checkState = [&](const Function& f, const char* name) {
+    ASSERT_FALSE(f.params.empty()) << name;
+    uint32_t t = f.params[0].type;
+    EXPECT_TRUE(m.isPointer(t, kStorageFunction)) << name << ": state must be a Function pointer";
+    EXPECT_TRUE(m.isStateStruct(m.pointee(t))) << name << ": state must point to {u64,u64,u64}";
+    bool byval = false;
+    for (const Inst& d : m.decorations(f.params[0].result, decoration::FuncParamAttr))
+      byval |= d.word(3) == kParamAttrByVal;
+    EXPECT_TRUE(byval) << name << ": state parameter must be FuncParamAttr ByVal";
+  };
+  auto isString = [&](uint32_t type) {
+    return m.isPointer(type, kStorageUniformConstant) && m.isInt(m.pointee(type), 8);
+  };
+
+  const Function* report = m.exported("zex_report_exception");
+  ASSERT_NE(report, nullptr);
+  EXPECT_TRUE(m.isInt(report->def.type, 32)) << "zex_report_exception returns a 32-bit int";
+  ASSERT_EQ(report->params.size(), 3u);
+  checkState(*report, "zex_report_exception");
+  EXPECT_TRUE(isString(report->params[1].type)) << "name";
+  EXPECT_TRUE(isString(report->params[2].type)) << "reason";
+
+  const Function* frame = m.exported("zex_report_frame");
+  ASSERT_NE(frame, nullptr);
+  EXPECT_EQ(m.def(frame->def.type).opcode, op::TypeVoid);
+  ASSERT_EQ(frame->params.size(), 5u);
+  checkState(*frame, "zex_report_frame");
+  EXPECT_TRUE(m.isInt(frame->params[1].type, 32)) << "index";
+  EXPECT_TRUE(isString(frame->params[2].type)) << "function";
+  EXPECT_TRUE(isString(frame->params[3].type)) << "file";
+  EXPECT_TRUE(m.isInt(frame->params[4].type, 32)) << "line";
+
+  const Function* signal = m.exported("zex_signal_exception");
+  ASSERT_NE(signal, nullptr);
+  EXPECT_EQ(m.def(signal->def.type).opcode, op::TypeVoid);
+  ASSERT_EQ(signal->params.size(), 1u);
+  checkState(*signal, "zex_signal_exception");
+}
+
+TEST(DeviceLibrary, ExportsTheAbiVersionConstant) {
+  Module m(library());
+  auto id = m.linked("zex_abi_version", kLinkageExport);
+  ASSERT_TRUE(id) << "zex_abi_version must have Export linkage";
+  const Inst& var = m.def(*id);
+  ASSERT_EQ(var.opcode, op::Variable);
+  EXPECT_EQ(var.word(3), kStorageUniformConstant) << "a __constant variable";
+  EXPECT_TRUE(m.isInt(m.pointee(var.type), 32));
+  ASSERT_GE(var.words.size(), 5u) << "it needs an initializer";
+  EXPECT_EQ(m.constant(var.word(4)), std::optional<uint64_t>(ZEX_ABI_VERSION));
+  EXPECT_FALSE(m.decorations(*id, decoration::Constant).empty());
+}
+
+TEST(DeviceLibrary, DebugLevelIsTheSpecConstantWithDefaultOne) {
+  Module m(library());
+  size_t specs = 0;
+  for (const Inst& i : m.insts) {
+    if (i.opcode != op::SpecConstant)
+      continue;
+    ++specs;
+    auto ids = m.decorations(i.result, decoration::SpecId);
+    ASSERT_EQ(ids.size(), 1u);
+    EXPECT_EQ(ids[0].word(3), static_cast<uint32_t>(ZEX_SPEC_ID_DEBUG_LEVEL));
+    EXPECT_TRUE(m.isInt(i.type, 32));
+    EXPECT_EQ(i.word(3), 1u) << "default debug level";
+  }
+  EXPECT_GE(specs, 1u) << "no OpSpecConstant: the level would be fixed at build time";
+}
+
+TEST(DeviceLibrary, ClaimIsOneRelaxedDeviceScopeCompareExchangeOnAGlobalWord) {
+  Module m(library());
+  const Function* report = m.exported("zex_report_exception");
+  ASSERT_NE(report, nullptr);
+  ASSERT_EQ(report->count(op::AtomicCompareExchange), 1u);
+  for (const Inst& i : report->body) {
+    if (i.opcode != op::AtomicCompareExchange)
+      continue;
+    EXPECT_TRUE(m.isInt(i.type, 32));
+    EXPECT_TRUE(m.isPointer(m.def(i.word(3)).type, kStorageCrossWorkgroup)) << "claim word is __global";
+    EXPECT_EQ(m.constant(i.word(4)), std::optional<uint64_t>(kScopeDevice)) << "device scope";
+    EXPECT_EQ(m.constant(i.word(8)), std::optional<uint64_t>(0)) << "compares with 0 (free)";
+  }
+  // Losers never spin: no branch in the library goes back to an earlier block, so nothing retries.
+  for (const auto& [id, f] : m.functions) {
+    std::set<uint32_t> seen;
+    for (const Inst& i : f.body) {
+      if (i.opcode == op::Label)
+        seen.insert(i.result);
+      if (i.opcode == op::Branch) {
+        EXPECT_FALSE(seen.count(i.word(1))) << "back edge (loop) in the library";
+      }
+      if (i.opcode == op::BranchConditional) {
+        EXPECT_FALSE(seen.count(i.word(2)) || seen.count(i.word(3))) << "back edge (loop) in the library";
+      }
+    }
+  }
+}
+
+TEST(DeviceLibrary, UsesNoPrivateMemory) {
+  Module m(library());
+  for (const auto& [id, f] : m.functions)
+    for (const Inst& i : f.body)
+      EXPECT_FALSE(i.opcode == op::Variable && i.word(3) == kStorageFunction)
+          << "a Function-storage variable in the library is private memory in every kernel";
+}
+
+TEST(DeviceLibrary, StatusIsTheLastStoreAfterAFence) {
+  Module m(library());
+  const Function* signal = m.exported("zex_signal_exception");
+  ASSERT_NE(signal, nullptr);
+  ASSERT_EQ(signal->count(op::Store), 1u) << "signal writes only the status";
+  auto store = std::find_if(signal->body.begin(), signal->body.end(),
+                            [](const Inst& i) { return i.opcode == op::Store; });
+  auto fence = std::find_if(signal->body.begin(), store,
+                            [](const Inst& i) { return i.opcode == op::MemoryBarrier; });
+  EXPECT_NE(fence, store) << "no memory barrier before the status store";
+  EXPECT_EQ(m.constant(store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Specialization: level 0 has no string or frame code, level 1 strings only, level 2 everything.
+
+struct LevelShape {
+  size_t reportStores, reportStringsRecorded, frameStores, frameStringsRecorded, abiVersionLoads;
+};
+
+LevelShape shapeAt(int level) {
+  std::vector<uint32_t> specialized = specialize(library(), level);
+  EXPECT_EQ(validate(specialized), "") << "level " << level;
+  Module m(specialized);
+  for (const Inst& i : m.insts)
+    EXPECT_NE(i.opcode, op::SpecConstant) << "level " << level << " left a spec constant";
+  const Function* report = m.exported("zex_report_exception");
+  const Function* frame = m.exported("zex_report_frame");
+  EXPECT_TRUE(report && frame);
+  if (!report || !frame)
+    return {};
+  auto recorded = [](const Function& f, std::set<uint32_t> params) {
+    size_t n = 0;
+    for (const Inst& i : f.body)
+      if (i.opcode == op::ConvertPtrToU && params.count(i.word(3)))
+        ++n;
+    return n;
+  };
+  auto abiVersion = m.linked("zex_abi_version", kLinkageExport);
+  size_t loads = 0;
+  for (const Inst& i : report->body)
+    if (i.opcode == op::Load && abiVersion && i.word(3) == *abiVersion) {
+      ++loads;
+      EXPECT_EQ(i.word(4) & kMemoryOperandVolatile, kMemoryOperandVolatile)
+          << "the zex_abi_version load must be volatile or IGC folds it";
+    }
+  return {report->count(op::Store),
+          recorded(*report, {report->params[1].result, report->params[2].result}),
+          frame->count(op::Store), recorded(*frame, {frame->params[2].result, frame->params[3].result}),
+          loads};
+}
+
+TEST(DeviceLibrarySpecialized, Level0HasNoStringOrFrameCode) {
+  LevelShape s = shapeAt(0);
+  EXPECT_EQ(s.reportStringsRecorded, 0u) << "name/reason still recorded at level 0";
+  EXPECT_EQ(s.reportStores, 3u) << "level 0 writes debug_level, launch_id, abi_version";
+  EXPECT_EQ(s.frameStores, 0u) << "report_frame still writes at level 0";
+  EXPECT_EQ(s.frameStringsRecorded, 0u);
+  EXPECT_EQ(s.abiVersionLoads, 0u);
+}
+
+TEST(DeviceLibrarySpecialized, Level1RecordsNameAndReasonButNoFrames) {
+  LevelShape s = shapeAt(1);
+  EXPECT_EQ(s.reportStringsRecorded, 2u);
+  EXPECT_EQ(s.reportStores, 5u) << "+ name, reason";
+  EXPECT_EQ(s.frameStores, 0u);
+  EXPECT_EQ(s.abiVersionLoads, 1u) << "level >= 1 must use the exported constant";
+}
+
+TEST(DeviceLibrarySpecialized, Level2RecordsIdsAndFrames) {
+  LevelShape s = shapeAt(2);
+  EXPECT_EQ(s.reportStringsRecorded, 2u);
+  EXPECT_EQ(s.reportStores, 5u + 9u) << "+ global, group and local id";
+  EXPECT_EQ(s.frameStringsRecorded, 2u) << "function and file";
+  EXPECT_EQ(s.frameStores, 4u) << "function, file, line, frame_count";
+}
+
+TEST(DeviceLibrarySpecialized, UnspecializedModuleKeepsEverything) {
+  // Without specialization the default (1) applies at run time, but no code may be missing: a driver
+  // that ignores spec constants still gets a working library.
+  Module m(library());
+  const Function* frame = m.exported("zex_report_frame");
+  ASSERT_NE(frame, nullptr);
+  EXPECT_EQ(frame->count(op::Store), 4u);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A user module written against <zex/device.h>.
+
+TEST(UserKernel, ImportsTheEntryPointsAndDefinesNone) {
+  Module m(userModule());
+  for (const char* name : kEntryPoints) {
+    auto id = m.linked(name, kLinkageImport);
+    ASSERT_TRUE(id) << name << " must be an Import in the user module";
+    const Function& f = m.functions.at(*id);
+    EXPECT_TRUE(f.body.empty()) << name << " has a body in the user module";
+  }
+}
+
+TEST(UserKernel, DoesNotLinkWithoutTheLibrary) {
+  LinkResult r = link({userModule()});
+  EXPECT_FALSE(r.ok) << "the imports resolved without zex_device.spv";
+  EXPECT_NE(r.messages.find("zex_"), std::string::npos) << r.messages;
+}
+
+TEST(UserKernel, LinksWithTheLibraryAndValidatesAtEveryLevel) {
+  LinkResult r = link({userModule(), library()});
+  ASSERT_TRUE(r.ok) << r.messages;
+  EXPECT_EQ(validate(r.words), "");
+  Module m(r.words);
+  std::set<std::string> kernels;
+  for (const Inst& i : m.insts)
+    if (i.opcode == op::EntryPoint)
+      kernels.insert(literalString(i.words, 3));
+  EXPECT_EQ(kernels, (std::set<std::string>{"vadd", "safe_sqrt"}));
+  for (const char* name : kEntryPoints)
+    EXPECT_FALSE(m.linked(name, kLinkageImport)) << name << " left unresolved";
+  for (int level = 0; level <= 2; ++level)
+    EXPECT_EQ(validate(specialize(r.words, level)), "") << "level " << level;
+}
+
+// ZEX_CHECK_BOUNDS / ZEX_THROW pass the strings by address: every string argument is a __constant
+// variable of the user's module (this also proves __func__ and __FILE__ are __constant in clang-15's
+// OpenCL C), and the frame carries the kernel's name, file and the throwing line.
+TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
+  Module m(userModule());
+  auto reportId = m.linked("zex_report_exception", kLinkageImport);
+  auto frameId = m.linked("zex_report_frame", kLinkageImport);
+  auto signalId = m.linked("zex_signal_exception", kLinkageImport);
+  ASSERT_TRUE(reportId && frameId && signalId);
+
+  struct Expect {
+    std::string kernel, name, reason, marker;
+  };
+  const Expect expected[] = {{"vadd", "BoundsError", "Out-of-bounds array access", "marker:bounds"},
+                             {"safe_sqrt", "DomainError", "sqrt of a negative number", "marker:throw"}};
+  std::map<std::string, const Function*> byName;
+  for (const Inst& i : m.insts)
+    if (i.opcode == op::Name && m.functions.count(i.word(1)) && !m.functions.at(i.word(1)).body.empty())
+      byName[literalString(i.words, 2)] = &m.functions.at(i.word(1));
+
+  for (const Expect& e : expected) {
+    SCOPED_TRACE(e.kernel);
+    ASSERT_TRUE(byName.count(e.kernel));
+    const Function& f = *byName[e.kernel];
+    std::vector<uint32_t> order;
+    for (const Inst& i : f.body) {
+      if (i.opcode != op::FunctionCall)
+        continue;
+      uint32_t callee = i.word(3);
+      order.push_back(callee);
+      if (callee == *reportId) {
+        EXPECT_EQ(m.constantString(i.word(5)), std::optional<std::string>(e.name));
+        EXPECT_EQ(m.constantString(i.word(6)), std::optional<std::string>(e.reason));
+      } else if (callee == *frameId) {
+        EXPECT_EQ(m.constant(i.word(5)), std::optional<uint64_t>(0)) << "frame index 0 = [1]";
+        EXPECT_EQ(m.constantString(i.word(6)), std::optional<std::string>(e.kernel)) << "__func__";
+        auto file = m.constantString(i.word(7));
+        ASSERT_TRUE(file);
+        EXPECT_NE(file->find("user_kernels.cl"), std::string::npos) << *file;
+        EXPECT_EQ(m.constant(i.word(8)), std::optional<uint64_t>(sourceLine(e.marker))) << "__LINE__";
+      }
+    }
+    EXPECT_EQ(order, (std::vector<uint32_t>{*reportId, *frameId, *signalId}))
+        << "the cold path must call report_exception, report_frame, signal_exception in order";
+  }
+}
+
+}  // namespace

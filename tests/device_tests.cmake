@@ -1,0 +1,40 @@
+# ABI, device library and packaging tests (owner: device library). Included from tests/CMakeLists.txt.
+# None of them needs a Level Zero driver: they check headers, SPIR-V and the installed package.
+
+# --- abi_test: the layout of include/zex/abi.h, pinned in C++ and in C ---------------------------------
+add_executable(abi_test abi_test.cpp abi_test_c.c)
+target_include_directories(abi_test PRIVATE ${PROJECT_SOURCE_DIR}/include)
+set_target_properties(abi_test PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_link_libraries(abi_test PRIVATE GTest::gtest_main)
+zex_target_warnings(abi_test)
+add_test(NAME abi_test COMMAND abi_test)
+
+# --- device_test: zex_device.spv and <zex/device.h> on the SPIR-V itself ------------------------------
+find_package(SPIRV-Tools-opt CONFIG REQUIRED)
+find_package(SPIRV-Tools-link CONFIG REQUIRED)
+
+set(ZEX_TEST_USER_SPV ${CMAKE_CURRENT_BINARY_DIR}/device/user_kernels.spv)
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/device)
+zex_add_spirv(${ZEX_TEST_USER_SPV}
+  SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/device/user_kernels.cl
+  INCLUDES ${ZEX_DEVICE_INCLUDES}
+  DEPENDS ${PROJECT_SOURCE_DIR}/include/zex/abi.h ${PROJECT_SOURCE_DIR}/device/include/zex/device.h)
+add_custom_target(zex_device_test_kernels DEPENDS ${ZEX_TEST_USER_SPV})
+
+add_executable(device_test device_test.cpp)
+add_dependencies(device_test zex_device_spv zex_device_test_kernels)
+target_include_directories(device_test PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_compile_definitions(device_test PRIVATE
+  ZEX_TEST_DEVICE_SPV="${ZEX_DEVICE_SPV}"
+  ZEX_TEST_USER_SPV="${ZEX_TEST_USER_SPV}"
+  ZEX_TEST_USER_SOURCE="${CMAKE_CURRENT_SOURCE_DIR}/device/user_kernels.cl")
+target_link_libraries(device_test PRIVATE SPIRV-Tools-link SPIRV-Tools-opt GTest::gtest_main)
+zex_target_warnings(device_test)
+add_test(NAME device_test COMMAND device_test)
+
+# The same promise through the command-line tools a compiler writer would use (docs/abi.md).
+add_test(NAME device_spirv_link_cli
+  COMMAND ${CMAKE_COMMAND}
+    -DSPIRV_LINK=${ZEX_SPIRV_LINK} -DSPIRV_VAL=${ZEX_SPIRV_VAL}
+    -DUSER=${ZEX_TEST_USER_SPV} -DLIB=${ZEX_DEVICE_SPV} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/device/linked.spv
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/device/link_cli.cmake)
