@@ -39,6 +39,7 @@ SHAPES = {  # shape -> (source, kernel name, checked sites in the source)
 }
 BASE_VARIANTS = {'nocheck': 0, 'silent': 1, 'printf': 2, 'copy': 3}   # ZEXB_VARIANT values (check.h)
 ZEXB_ZEX = 4
+ZEXB_ZEX_SHARED = 5
 LEVELS = (0, 1, 2)
 
 
@@ -97,7 +98,7 @@ def proto_libraries(tc, root, work, names):
     return libs
 
 
-def build_modules(tc, work, shapes, libs, extra_shapes_dir=None):
+def build_modules(tc, work, shapes, libs, shared):
     """[(shape, variant, level or None, kernel name, SPIR-V bytes)] for every configuration."""
     kdir = os.path.join(HERE, 'kernels')
     mods = []
@@ -109,13 +110,15 @@ def build_modules(tc, work, shapes, libs, extra_shapes_dir=None):
                                defines=[f'ZEXB_VARIANT={num}'])
             mods.append((shape, v, None, kname, open(spv, 'rb').read()))
         for lib in libs:
-            user = tc.cl_to_spv(path, os.path.join(work, f'{shape}_{lib.label}_user.spv'),
-                                includes=[kdir] + lib.includes, defines=[f'ZEXB_VARIANT={ZEXB_ZEX}'])
-            linked = tc.link([user, lib.spv], os.path.join(work, f'{shape}_{lib.label}.spv'))
-            for level in LEVELS:
-                out = tc.specialize(linked, os.path.join(work, f'{shape}_{lib.label}{level}.spv'),
-                                    {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
-                mods.append((shape, f'{lib.label}{level}', level, kname, open(out, 'rb').read()))
+            for style, num in [('', ZEXB_ZEX)] + ([('-shared', ZEXB_ZEX_SHARED)] if shared else []):
+                tag = f'{shape}_{lib.label}{style}'
+                user = tc.cl_to_spv(path, os.path.join(work, f'{tag}_user.spv'),
+                                    includes=[kdir] + lib.includes, defines=[f'ZEXB_VARIANT={num}'])
+                linked = tc.link([user, lib.spv], os.path.join(work, f'{tag}.spv'))
+                for level in LEVELS:
+                    out = tc.specialize(linked, os.path.join(work, f'{tag}{level}.spv'),
+                                        {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
+                    mods.append((shape, f'{lib.label}{level}{style}', level, kname, open(out, 'rb').read()))
     return mods
 
 
@@ -161,28 +164,44 @@ def add_ratios(rows):
 
 
 def evaluate_targets(rows, libs, devices):
-    """The issue-4 targets, per library and device: [(library, target, device, value, limit, ok)]."""
+    """The issue-4 targets per library, call-site style and device:
+    [(library, target, device, value, limit, ok, detail)]. Also checks that the kernel keeps the SIMD
+    width of the silent check: IGC narrows kernels that make calls (SIMD32 -> SIMD8 on DG2), which
+    costs the hot path far more than any ISA byte count shows."""
     idx = {(r['shape'], r['device'], r['variant']): r for r in rows}
+    present = {r['variant'] for r in rows}
     res = []
     for lib in libs:
-        for dev in devices:
-            mem = [(r['shape'], r['variant'], r['per_thread_memory_bytes']) for r in rows
-                   if r['device'] == dev and r['variant'] in [f'{lib.label}{lv}' for lv in LEVELS]]
-            worst = max((m[2] for m in mem), default=0)
-            bad = [f'{s}/{v}={b}' for s, v, b in mem if b]
-            res.append((lib.label, 'private+spill bytes, every shape and level', dev, worst, 0, worst == 0,
-                        ', '.join(bad)))
-            g = lambda v: idx.get(('gather17', dev, v))  # noqa: E731
-            if g(f'{lib.label}1') and g('silent'):
-                x = g(f'{lib.label}1')['isa_bytes'] / g('silent')['isa_bytes']
-                res.append((lib.label, 'gather17 level-1 ISA / silent ISA', dev, round(x, 3), 1.5, x <= 1.5, ''))
-            if g(f'{lib.label}2') and g('silent'):
-                x = g(f'{lib.label}2')['isa_bytes'] / g('silent')['isa_bytes']
-                res.append((lib.label, 'gather17 level-2 ISA / silent ISA', dev, round(x, 3), 3.0, x <= 3.0, ''))
-            if g(f'{lib.label}1') and g('nocheck'):
-                x = g(f'{lib.label}1')['compile_ms'] / g('nocheck')['compile_ms']
-                res.append((lib.label, 'gather17 level-1 compile time / nocheck', dev, round(x, 3), 1.25,
-                            x <= 1.25, ''))
+        for style in ('', '-shared'):
+            names = [f'{lib.label}{lv}{style}' for lv in LEVELS]
+            if not any(n in present for n in names):
+                continue
+            label = lib.label + (' (one throw block per kernel)' if style else '')
+            for dev in devices:
+                mem = [(r['shape'], r['variant'], r['per_thread_memory_bytes']) for r in rows
+                       if r['device'] == dev and r['variant'] in names]
+                worst = max((m[2] for m in mem), default=0)
+                bad = [f'{s}/{v}={b}' for s, v, b in mem if b]
+                res.append((label, 'private+spill bytes/thread, every shape and level', dev, worst, 0, worst == 0,
+                            ', '.join(bad)))
+                g = lambda v: idx.get(('gather17', dev, v))  # noqa: E731
+                l1, l2 = g(names[1]), g(names[2])
+                if l1 and g('silent'):
+                    x = l1['isa_bytes'] / g('silent')['isa_bytes']
+                    res.append((label, 'gather17 level-1 ISA / silent ISA', dev, round(x, 3), 1.5, x <= 1.5, ''))
+                if l2 and g('silent'):
+                    x = l2['isa_bytes'] / g('silent')['isa_bytes']
+                    res.append((label, 'gather17 level-2 ISA / silent ISA', dev, round(x, 3), 3.0, x <= 3.0, ''))
+                if l1 and g('nocheck'):
+                    x = l1['compile_ms'] / g('nocheck')['compile_ms']
+                    res.append((label, 'gather17 level-1 compile time / nocheck', dev, round(x, 3), 1.25,
+                                x <= 1.25, ''))
+                narrowed = [f"{r['shape']}/{r['variant']}: SIMD{r['simd_size']}" for r in rows
+                            if r['device'] == dev and r['variant'] in names
+                            and idx.get((r['shape'], dev, 'silent'))
+                            and r['simd_size'] != idx[(r['shape'], dev, 'silent')]['simd_size']]
+                res.append((label, '(extra) SIMD width = silent check\'s, every shape and level', dev,
+                            len(narrowed), 0, not narrowed, ', '.join(narrowed)))
     return res
 
 
@@ -252,14 +271,17 @@ def main(argv=None):
     ap.add_argument('--shapes', default=','.join(SHAPES))
     ap.add_argument('--protos', default='', help="device-library prototypes from bench/igc/proto/ ('all')")
     ap.add_argument('--no-zex', action='store_true', help='skip the project device library')
+    ap.add_argument('--no-shared', action='store_true',
+                    help='skip the one-throw-block-per-kernel call-site variants (<lib><level>-shared)')
     ap.add_argument('--process', action='store_true', help='run the ocloc executable per compile')
+    ap.add_argument('--skip-ok', action='store_true', help='exit 0, not 77, when ocloc is missing')
     a = ap.parse_args(argv)
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
 
     ocloc = igclib.Ocloc(force_process=a.process)
     if not ocloc.available():
         log('igc_bench: SKIP: ocloc is not installed (Debian package intel-opencl-icd)')
-        return 77
+        return 0 if a.skip_ok else 77
     devices = [d for d in a.devices.split(',') if d]
     shapes = [s for s in a.shapes.split(',') if s]
     for s in shapes:
@@ -275,13 +297,14 @@ def main(argv=None):
                 libs.append(lib)
             protos = [p for p in a.protos.split(',') if p]
             libs += proto_libraries(tc, a.root, work, protos)
-            mods = build_modules(tc, work, shapes, libs)
+            mods = build_modules(tc, work, shapes, libs, not a.no_shared)
             log(f'igc_bench: {len(mods)} modules x {len(devices)} devices, {a.runs} timed runs, {ocloc.mode()}')
             rows = measure(ocloc, mods, devices, a.runs, log)
     except igclib.ToolError as e:
         log(f'igc_bench: {e}')
         return 1
-    order = {v: i for i, v in enumerate(list(BASE_VARIANTS) + [f'{lb.label}{lv}' for lb in libs for lv in LEVELS])}
+    order = {v: i for i, v in enumerate(list(BASE_VARIANTS) + [f'{lb.label}{lv}{st}' for lb in libs
+                                                                 for st in ('', '-shared') for lv in LEVELS])}
     rows.sort(key=lambda r: (devices.index(r['device']), shapes.index(r['shape']), order[r['variant']]))
     add_ratios(rows)
     targets = evaluate_targets(rows, libs, devices)

@@ -7,6 +7,9 @@
  *   ZEXB_COPY     the ancestor design: claim a fixed report with a CAS, then copy the name and reason
  *                 characters into it on the device
  *   ZEXB_ZEX      ZEX_CHECK_BOUNDS from <zex/device.h>, linked later with a zex device library
+ *   ZEXB_ZEX_SHARED  the same three zex calls, emitted ONCE per kernel: each failing site stores its
+ *                 line and jumps to the kernel's single throw block (what a compiler can emit with a
+ *                 phi; in OpenCL C it takes ZEXB_PROLOGUE/ZEXB_EPILOGUE around the kernel body)
  * Each ZEXB_CHECK use must sit on its own source line so that level 2 records distinct lines, as a
  * compiler emitting one check per access would. */
 #ifndef ZEXB_CHECK_H
@@ -17,9 +20,15 @@
 #define ZEXB_PRINTF 2
 #define ZEXB_COPY 3
 #define ZEXB_ZEX 4
+#define ZEXB_ZEX_SHARED 5
 
 #ifndef ZEXB_VARIANT
 #error "define ZEXB_VARIANT to one of ZEXB_NOCHECK..ZEXB_ZEX"
+#endif
+
+#if ZEXB_VARIANT != ZEXB_ZEX_SHARED
+#define ZEXB_PROLOGUE
+#define ZEXB_EPILOGUE
 #endif
 
 #if ZEXB_VARIANT == ZEXB_NOCHECK
@@ -89,6 +98,25 @@ static inline void zexb_copy_throw(zexb_copy_state_t zex, __constant char* name,
 #include <zex/device.h>
 #define ZEXB_STATE_PARAM , zex_state_t zex
 #define ZEXB_CHECK(i, n) ZEX_CHECK_BOUNDS(zex, i, n)
+
+#elif ZEXB_VARIANT == ZEXB_ZEX_SHARED
+#include <zex/device.h>
+#define ZEXB_STATE_PARAM , zex_state_t zex
+#define ZEXB_PROLOGUE uint zexb_line = 0u;
+#define ZEXB_CHECK(i, n)                               \
+  do {                                                 \
+    if (__builtin_expect(!((i) < (n)), 0)) {           \
+      zexb_line = __LINE__;                            \
+      goto zexb_throw;                                 \
+    }                                                  \
+  } while (0)
+/* The ABI's three calls, in order, once: ZEX_THROW with the line taken from the failing site. */
+#define ZEXB_EPILOGUE                                                                        \
+  return;                                                                                    \
+  zexb_throw:                                                                                \
+  zex_report_exception(zex, "BoundsError", "Out-of-bounds array access");                    \
+  zex_report_frame(zex, 0u, (__constant char*)__func__, __FILE__, zexb_line);                \
+  zex_signal_exception(zex);
 
 #else
 #error "unknown ZEXB_VARIANT"

@@ -5,6 +5,7 @@
 
 __kernel void gather17(__global float* out, __global const float* src, __global const uint* idx,
                        uint n, uint m ZEXB_STATE_PARAM) {
+  ZEXB_PROLOGUE
   size_t i = get_global_id(0);
   uint j;
   float s = 0.0f;
@@ -60,4 +61,5 @@ __kernel void gather17(__global float* out, __global const float* src, __global 
   ZEXB_CHECK(j, n);
   s += src[j] * 17.0f;
   out[i] = s;
+  ZEXB_EPILOGUE
 }

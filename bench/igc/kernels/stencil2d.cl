@@ -4,6 +4,7 @@
 #include "check.h"
 
 __kernel void stencil2d(__global float* out, __global const float* in, uint w, uint h ZEXB_STATE_PARAM) {
+  ZEXB_PROLOGUE
   size_t x = get_global_id(0);
   size_t y = get_global_id(1);
   size_t xl = x - 1, xr = x + 1, yu = y - 1, yd = y + 1;
@@ -25,4 +26,5 @@ __kernel void stencil2d(__global float* out, __global const float* in, uint w, u
   ZEXB_CHECK(y, h);
   ZEXB_CHECK(x, w);
   out[y * w + x] = 0.5f * c + 0.125f * (l + r + u + d);
+  ZEXB_EPILOGUE
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""CTest `igc_shape`: the zex device library must cost no private memory and no spills on Intel GPUs.
+
+Compiles, with Intel's offline compiler (ocloc) for DG2 and PVC, every zex debug level (0, 1, 2) of
+  - the bench/igc kernel shapes (vadd, gather17, stencil2d) with ZEX_CHECK_BOUNDS at every access,
+    both as <zex/device.h> emits it (one cold block per site) and with one throw block per kernel,
+  - tests/igc/kernels/abi_calls.cl, which calls the three ABI entry points as a compiler would,
+each linked with the device library (user module first) and specialized through the debug-level
+specialization constant, and fails if any kernel has per-thread private or spill memory
+(.ze_info per_thread_memory_buffers), or runs at a narrower SIMD width than the same shape with a
+silent check (IGC narrows kernels that call functions: that would tax the hot path).
+A negative control (kernels/uses_private.cl) must be flagged, or the checker itself is broken.
+
+Exit status: 0 pass, 1 fail, 77 skip (ocloc / libocloc not installed: Debian intel-opencl-icd).
+Shape only: nothing here is timed.
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, 'bench', 'igc'))
+import igclib  # noqa: E402
+import igc_bench  # noqa: E402
+
+SKIP = 77
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--device-spv', help='device library SPIR-V (default: build device/zex_device.cl)')
+    ap.add_argument('--devices', default='dg2,pvc')
+    a = ap.parse_args()
+
+    ocloc = igclib.Ocloc()
+    if not ocloc.available():
+        print('SKIP: ocloc is not installed (Debian package intel-opencl-icd); '
+              'cannot compile for DG2/PVC', flush=True)
+        return SKIP
+    devices = a.devices.split(',')
+    tc = igclib.Toolchain()
+    failures = []
+    checked = 0
+    with tempfile.TemporaryDirectory(prefix='zex-igc-test-') as work:
+        spv = a.device_spv if a.device_spv and os.path.exists(a.device_spv) else None
+        lib, header = igc_bench.project_library(tc, ROOT, work, spv)
+        print(f'device library: {spv or "device/zex_device.cl (built here)"}; header: {header}')
+        mods = igc_bench.build_modules(tc, work, list(igc_bench.SHAPES), [lib], shared=True)
+        user = tc.cl_to_spv(os.path.join(HERE, 'kernels', 'abi_calls.cl'), os.path.join(work, 'abi_calls.spv'),
+                            includes=lib.includes)
+        linked = tc.link([user, lib.spv], os.path.join(work, 'abi_calls_linked.spv'))
+        for level in igc_bench.LEVELS:
+            out = tc.specialize(linked, os.path.join(work, f'abi_calls{level}.spv'),
+                                {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
+            mods.append(('abi_calls', f'zex{level}', level, 'abi_calls', open(out, 'rb').read()))
+        control = tc.cl_to_spv(os.path.join(HERE, 'kernels', 'uses_private.cl'),
+                               os.path.join(work, 'uses_private.spv'))
+        control = open(control, 'rb').read()
+
+        for dev in devices:
+            simd_silent = {}
+            for shape, variant, level, kname, data in mods:
+                if variant == 'silent':
+                    m = igclib.zebin_metrics(ocloc.compile(data, dev)[0], kname)
+                    simd_silent[shape] = m['simd_size']
+            for shape, variant, level, kname, data in mods:
+                if level is None:
+                    continue
+                m = igclib.zebin_metrics(ocloc.compile(data, dev)[0], kname)
+                checked += 1
+                what = f'{dev} {shape} {variant}'
+                print(f"{what:36} ISA {m['isa_bytes']:6} B  SIMD{m['simd_size']}  GRF {m['grf_count']}  "
+                      f"private {m['private_bytes']} spill {m['spill_bytes']} scratch {m['scratch_bytes']}")
+                if m['per_thread_memory_bytes']:
+                    failures.append(f'{what}: per-thread memory {m["memory_buffers"]}')
+                if shape in simd_silent and m['simd_size'] != simd_silent[shape]:
+                    failures.append(f'{what}: SIMD{m["simd_size"]}, the silent check compiles to '
+                                    f'SIMD{simd_silent[shape]}')
+            m = igclib.zebin_metrics(ocloc.compile(control, dev)[0], 'uses_private')
+            if not m['per_thread_memory_bytes']:
+                failures.append(f'{dev}: negative control uses_private shows no per-thread memory: the zebin '
+                                f'reader is broken ({m})')
+            else:
+                print(f'{dev} negative control uses_private: {m["per_thread_memory_bytes"]} B/thread (flagged, good)')
+    if failures:
+        print(f'FAIL: {len(failures)} of {checked} checked kernels:')
+        for f in failures:
+            print('  ' + f)
+        return 1
+    print(f'PASS: {checked} kernels (every zex level, DG2 and PVC): no private memory, no spills, '
+          f'SIMD width kept')
+    return 0
+
+
+if __name__ == '__main__':
+    try:
+        sys.exit(main())
+    except igclib.ToolError as e:
+        print(f'FAIL: {e}')
+        sys.exit(1)
