@@ -1,0 +1,255 @@
+// Event pools, events (host and device signal, wait, reset) and fences.
+#include "l0_fixture.hpp"
+
+#include <algorithm>
+#include <thread>
+
+using Events = L0Test;
+
+TEST_F(Events, HostSignalQueryReset) {
+  ze_event_handle_t e = make_event();
+  ASSERT_NE(e, nullptr);
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(e)) << "a new event is not signalled";
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventHostSynchronize(e, 0));
+  ZE_OK(zeEventHostSignal(e));
+  EXPECT_ZE_OK(zeEventQueryStatus(e));
+  EXPECT_ZE_OK(zeEventHostSynchronize(e, 0));
+  EXPECT_ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
+  ZE_OK(zeEventHostSignal(e));  // signalling twice is harmless
+  EXPECT_ZE_OK(zeEventQueryStatus(e));
+  ZE_OK(zeEventHostReset(e));
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(e));
+}
+
+TEST_F(Events, HostSynchronizeHonoursTimeout) {
+  ze_event_handle_t e = make_event();
+  ASSERT_NE(e, nullptr);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventHostSynchronize(e, 30'000'000ull));
+  double ms = ms_since(t0);
+  EXPECT_GE(ms, 25.0) << "the timeout is in nanoseconds";
+  EXPECT_LT(ms, 5000.0);
+}
+
+TEST_F(Events, HostSignalFromAnotherThreadWakesWaiter) {
+  ze_event_handle_t e = make_event();
+  ASSERT_NE(e, nullptr);
+  std::thread t([e] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    zeEventHostSignal(e);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  ze_result_t r = zeEventHostSynchronize(e, 10'000'000'000ull);
+  double ms = ms_since(t0);
+  t.join();
+  EXPECT_ZE_OK(r);
+  EXPECT_GE(ms, 40.0);
+  EXPECT_LT(ms, 5000.0);
+}
+
+TEST_F(Events, PoolIndicesAreIndependent) {
+  const uint32_t n = 8;
+  ze_event_pool_handle_t pool = event_pool(n);
+  ASSERT_NE(pool, nullptr);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  for (auto e : ev) ASSERT_NE(e, nullptr);
+  ZE_OK(zeEventHostSignal(ev[3]));
+  for (uint32_t i = 0; i < n; ++i)
+    EXPECT_ZE(i == 3 ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY, zeEventQueryStatus(ev[i])) << "event " << i;
+}
+
+TEST_F(Events, PoolSlotCanBeReusedAfterDestroy) {
+  ze_event_pool_handle_t pool = event_pool(1);
+  ASSERT_NE(pool, nullptr);
+  ze_event_desc_t ed = {ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+  for (int i = 0; i < 3; ++i) {
+    ze_event_handle_t e = nullptr;
+    ZE_OK(zeEventCreate(pool, &ed, &e));
+    ZE_OK(zeEventHostSignal(e));
+    ZE_OK(zeEventDestroy(e));
+  }
+}
+
+TEST_F(Events, IndexOutOfPoolRange) {
+  ze_event_pool_handle_t pool = event_pool(2);
+  ASSERT_NE(pool, nullptr);
+  ze_event_desc_t ed = {ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 2, 0, 0};
+  ze_event_handle_t e = nullptr;
+  ze_result_t r = zeEventCreate(pool, &ed, &e);
+  EXPECT_NE(r, ZE_RESULT_SUCCESS) << "index 2 of a pool of 2";
+  EXPECT_TRUE(r == ZE_RESULT_ERROR_INVALID_ARGUMENT || r == ZE_RESULT_ERROR_INVALID_SIZE) << zt::result_name(r);
+}
+
+TEST_F(Events, PoolOfZeroEvents) {
+  ze_event_pool_desc_t pd = {ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 0};
+  ze_event_pool_handle_t p = nullptr;
+  EXPECT_ZE(ZE_RESULT_ERROR_INVALID_SIZE, zeEventPoolCreate(context, &pd, 1, &device, &p));
+}
+
+TEST_F(Events, PoolWithoutDeviceListCoversAllDevices) {
+  ze_event_pool_desc_t pd = {ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 4};
+  ze_event_pool_handle_t p = nullptr;
+  ZE_OK(zeEventPoolCreate(context, &pd, 0, nullptr, &p));
+  defer([p] { zeEventPoolDestroy(p); });
+  ze_event_handle_t e = make_event(p, 3);
+  ASSERT_NE(e, nullptr);
+  ze_command_list_handle_t l = immediate_list();
+  ZE_OK(zeCommandListAppendSignalEvent(l, e));
+  EXPECT_ZE_OK(zeEventHostSynchronize(e, 30'000'000'000ull));
+}
+
+TEST_F(Events, KernelSignalsEvent) {
+  ze_kernel_handle_t k = kernel(module("basic"), "store_value");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<int*>(alloc_shared(1024 * sizeof(int)));
+  std::fill(p, p + 1024, 0);
+  ZE_OK(set_ptr(k, 0, p));
+  ZE_OK(set_val(k, 1, 11));
+  ze_command_list_handle_t l = immediate_list();
+  ze_event_handle_t e = make_event();
+  ZE_OK(launch(l, k, 16, 64, e));
+  ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
+  // A signalled event with host scope makes the kernel's writes visible.
+  EXPECT_EQ(p[0], 11);
+  EXPECT_EQ(p[1023], 11);
+}
+
+TEST_F(Events, CrossListDependency) {
+  ze_module_handle_t m = module("basic");
+  ze_kernel_handle_t produce = kernel(m, "store_value");
+  ze_kernel_handle_t consume = kernel(m, "add_value");
+  ASSERT_TRUE(produce && consume);
+  const uint32_t n = 1 << 16;
+  auto* p = static_cast<int*>(alloc_device(n * sizeof(int)));
+  auto* h = static_cast<int*>(alloc_host(n * sizeof(int)));
+  ZE_OK(set_ptr(produce, 0, p));
+  ZE_OK(set_val(produce, 1, 1000));
+  ZE_OK(set_ptr(consume, 0, p));
+  ZE_OK(set_val(consume, 1, 1));
+  ze_command_list_handle_t a = immediate_list(), b = immediate_list();
+  ze_event_pool_handle_t pool = event_pool(3);
+  ze_event_handle_t gate = host_event(pool, 0);
+  ze_event_handle_t produced = make_event(pool, 1), done = make_event(pool, 2);
+  // b is appended first and must wait for a's kernel, which itself waits for the host.
+  ZE_OK(launch(b, consume, n / 256, 256, nullptr, 1, &produced));
+  ZE_OK(zeCommandListAppendBarrier(b, nullptr, 0, nullptr));
+  ZE_OK(zeCommandListAppendMemoryCopy(b, h, p, n * sizeof(int), done, 0, nullptr));
+  ZE_OK(launch(a, produce, n / 256, 256, produced, 1, &gate));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(done));
+  ZE_OK(zeEventHostSignal(gate));
+  ZE_OK(zeEventHostSynchronize(done, 30'000'000'000ull));
+  EXPECT_EQ(h[0], 1001);
+  EXPECT_EQ(h[n - 1], 1001);
+}
+
+TEST_F(Events, AppendSignalWaitAndReset) {
+  ze_command_list_handle_t l = regular_list();
+  ze_command_queue_handle_t q = queue();
+  ze_event_pool_handle_t pool = event_pool(3);
+  ze_event_handle_t gate = host_event(pool, 0);
+  ze_event_handle_t a = make_event(pool, 1), b = make_event(pool, 2);
+  ASSERT_TRUE(l && q && gate && a && b);
+  ZE_OK(zeEventHostSignal(b));
+  ZE_OK(zeCommandListAppendWaitOnEvents(l, 1, &gate));
+  ZE_OK(zeCommandListAppendSignalEvent(l, a));
+  ZE_OK(zeCommandListAppendEventReset(l, b));
+  ZE_OK(zeCommandListClose(l));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(a)) << "signalled before the wait was satisfied";
+  EXPECT_ZE_OK(zeEventQueryStatus(b)) << "reset before the wait was satisfied";
+  ZE_OK(zeEventHostSignal(gate));
+  ZE_OK(zeCommandQueueSynchronize(q, 30'000'000'000ull));
+  EXPECT_ZE_OK(zeEventQueryStatus(a));
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(b));
+}
+
+TEST_F(Events, EventReusedAcrossExecutionsAfterHostReset) {
+  ze_kernel_handle_t k = kernel(module("basic"), "add_value");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  std::fill(p, p + 64, 0);
+  ZE_OK(set_ptr(k, 0, p));
+  ZE_OK(set_val(k, 1, 1));
+  ze_event_handle_t e = make_event();
+  ze_command_list_handle_t l = regular_list();
+  ze_command_queue_handle_t q = queue();
+  ZE_OK(launch(l, k, 1, 64, e));
+  ZE_OK(zeCommandListClose(l));
+  for (int i = 1; i <= 3; ++i) {
+    ZE_OK(zeEventHostReset(e));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    ZE_OK(zeEventHostSynchronize(e, 30'000'000'000ull));
+    EXPECT_EQ(p[0], i);
+  }
+}
+
+using Fences = L0Test;
+
+TEST_F(Fences, SignalledByExecutionAndReset) {
+  ze_kernel_handle_t k = kernel(module("basic"), "add_value");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<int*>(alloc_shared(256 * sizeof(int)));
+  std::fill(p, p + 256, 0);
+  ZE_OK(set_ptr(k, 0, p));
+  ZE_OK(set_val(k, 1, 2));
+  ze_command_queue_handle_t q = queue();
+  ze_command_list_handle_t l = regular_list();
+  ze_fence_handle_t f = fence(q);
+  ASSERT_TRUE(q && l && f);
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeFenceQueryStatus(f)) << "a new fence is not signalled";
+  ZE_OK(launch(l, k, 4, 64));
+  ZE_OK(zeCommandListClose(l));
+  for (int i = 1; i <= 3; ++i) {
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, f));
+    ZE_OK(zeFenceHostSynchronize(f, UINT64_MAX));
+    EXPECT_ZE_OK(zeFenceQueryStatus(f));
+    EXPECT_EQ(p[255], 2 * i);
+    ZE_OK(zeFenceReset(f));
+    EXPECT_ZE(ZE_RESULT_NOT_READY, zeFenceQueryStatus(f));
+  }
+}
+
+TEST_F(Fences, NotSignalledWhileWorkIsBlocked) {
+  ze_kernel_handle_t k = kernel(module("basic"), "store_value");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  std::fill(p, p + 64, 0);
+  ZE_OK(set_ptr(k, 0, p));
+  ZE_OK(set_val(k, 1, 3));
+  ze_event_handle_t gate = host_event();
+  ze_command_queue_handle_t q = queue();
+  ze_command_list_handle_t l = regular_list();
+  ze_fence_handle_t f = fence(q);
+  ZE_OK(launch(l, k, 1, 64, nullptr, 1, &gate));
+  ZE_OK(zeCommandListClose(l));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, f));
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeFenceHostSynchronize(f, 20'000'000ull));
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeFenceQueryStatus(f));
+  EXPECT_EQ(p[0], 0);
+  ZE_OK(zeEventHostSignal(gate));
+  ZE_OK(zeFenceHostSynchronize(f, 30'000'000'000ull));
+  EXPECT_EQ(p[0], 3);
+}
+
+TEST_F(Fences, FenceCoversOnlyItsExecution) {
+  ze_kernel_handle_t k = kernel(module("basic"), "add_value");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  std::fill(p, p + 64, 0);
+  ZE_OK(set_ptr(k, 0, p));
+  ZE_OK(set_val(k, 1, 1));
+  ze_command_queue_handle_t q = queue();
+  ze_command_list_handle_t l = regular_list();
+  ze_fence_handle_t f1 = fence(q), f2 = fence(q);
+  ZE_OK(launch(l, k, 1, 64));
+  ZE_OK(zeCommandListClose(l));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, f1));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, f2));
+  ZE_OK(zeFenceHostSynchronize(f2, UINT64_MAX));
+  // In order: when the second execution is done, the first one is too.
+  EXPECT_ZE_OK(zeFenceQueryStatus(f1));
+  EXPECT_EQ(p[0], 2);
+}
