@@ -1,1 +1,526 @@
-// placeholder: being written
+// SPIR-V -> LLVM IR (libLLVMSPIRVLib) -> inline everything -> SPIR bitcode -> PoCL program.
+//
+// Why inline: PoCL 3.1 turns each kernel into a work-group function and rewrites the work-item builtins
+// (get_global_id & co) only inside the kernel; a non-inlined helper that calls one keeps a reference to
+// PoCL's internal globals (_group_id_x ...) and the kernel object fails to load. So every non-kernel
+// function with a body is made internal + alwaysinline, inlined, and dropped.
+#include "compiler.hpp"
+
+#include <LLVMSPIRVLib/LLVMSPIRVLib.h>
+#include <llvm/Analysis/CallGraph.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DataLayout.h>
+#include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Transforms/IPO/AlwaysInliner.h>
+#include <llvm/Transforms/IPO/GlobalDCE.h>
+#ifdef ZEXCPU_HAVE_SPIRV_TOOLS
+#include <spirv-tools/libspirv.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+namespace zexcpu {
+namespace {
+
+constexpr uint32_t kSpirvMagic = 0x07230203;
+// zex-cpu's native binary: this tag, then the SPIR bitcode exactly as handed to PoCL. The tag lets
+// zeModuleCreate(ZE_MODULE_FORMAT_NATIVE) reject binaries of other drivers with a clear message.
+constexpr char kNativeTag[] = "ZEXCPU-SPIR-BC-1";
+constexpr size_t kNativeTagSize = sizeof(kNativeTag) - 1;
+
+// SPIR address spaces (as produced by llvm-spirv -r).
+constexpr unsigned kGlobalAS = 1;
+constexpr unsigned kConstantAS = 2;
+constexpr unsigned kLocalAS = 3;
+
+// The translator keeps some process-wide state (lazily built tables, a debug-output switch) that is
+// not documented as thread-safe; translation is a small part of a build, so serialize it.
+std::mutex& translator_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+std::string hex32(uint32_t v) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+// Options passed to PoCL: only OpenCL ones ("-cl-..."); Level Zero/IGC flags such as
+// "-ze-opt-disable" mean nothing to PoCL and would make clBuildProgram fail.
+std::string opencl_options(const char* flags) {
+  std::string out;
+  if (!flags) return out;
+  std::istringstream in(flags);
+  std::string tok;
+  while (in >> tok) {
+    if (tok.rfind("-cl-", 0) == 0) {
+      if (!out.empty()) out += ' ';
+      out += tok;
+    }
+  }
+  return out;
+}
+
+// Reads the bytes of a constant initializer into `out` (little-endian, the host's layout, which is
+// the kernel's layout on the CPU). Returns false for initializers that hold addresses.
+bool constant_bytes(const llvm::Constant* c, const llvm::DataLayout& dl, uint8_t* out, size_t size) {
+  using namespace llvm;
+  if (isa<ConstantAggregateZero>(c) || isa<UndefValue>(c) || isa<ConstantPointerNull>(c)) {
+    memset(out, 0, size);
+    return true;
+  }
+  if (auto* ci = dyn_cast<ConstantInt>(c)) {
+    uint64_t v = ci->getZExtValue();
+    memcpy(out, &v, std::min<size_t>(size, 8));
+    return true;
+  }
+  if (auto* cf = dyn_cast<ConstantFP>(c)) {
+    APInt bits = cf->getValueAPF().bitcastToAPInt();
+    uint64_t v = bits.getZExtValue();
+    memcpy(out, &v, std::min<size_t>(size, 8));
+    return true;
+  }
+  if (auto* cds = dyn_cast<ConstantDataSequential>(c)) {
+    StringRef raw = cds->getRawDataValues();
+    memcpy(out, raw.data(), std::min<size_t>(size, raw.size()));
+    return true;
+  }
+  if (auto* st = dyn_cast<ConstantStruct>(c)) {
+    const StructLayout* sl = dl.getStructLayout(st->getType());
+    memset(out, 0, size);
+    for (unsigned i = 0; i < st->getNumOperands(); ++i) {
+      auto* op = st->getOperand(i);
+      size_t off = sl->getElementOffset(i);
+      size_t sz = dl.getTypeAllocSize(op->getType());
+      if (!constant_bytes(op, dl, out + off, sz)) return false;
+    }
+    return true;
+  }
+  if (isa<ConstantArray>(c) || isa<ConstantVector>(c)) {
+    auto* agg = cast<Constant>(c);
+    Type* elt = isa<ConstantArray>(c) ? cast<ArrayType>(c->getType())->getElementType()
+                                      : cast<VectorType>(c->getType())->getElementType();
+    size_t esz = dl.getTypeAllocSize(elt);
+    for (unsigned i = 0; i < agg->getNumOperands(); ++i)
+      if (!constant_bytes(cast<Constant>(agg->getOperand(i)), dl, out + i * esz, esz)) return false;
+    return true;
+  }
+  memset(out, 0, size);
+  return false;
+}
+
+// The translator assumes a well-formed stream (it asserts or crashes on a truncated one), so walk the
+// instruction stream first: header, then every instruction's word count must fit in the module.
+bool check_structure(const uint8_t* input, size_t size, std::string* err) {
+  size_t n = size / 4;
+  std::vector<uint32_t> w(n);
+  memcpy(w.data(), input, n * 4);
+  uint32_t version = w[1];
+  if ((version & 0xff0000ffu) != 0 || version > 0x00010600u || version < 0x00010000u) {
+    *err = "unsupported version word " + hex32(version);
+    return false;
+  }
+  if (w[3] == 0) {
+    *err = "id bound is 0";
+    return false;
+  }
+  size_t i = 5;
+  while (i < n) {
+    uint32_t count = w[i] >> 16, opcode = w[i] & 0xffff;
+    if (count == 0) {
+      *err = "instruction at word " + std::to_string(i) + " (opcode " + std::to_string(opcode) +
+             ") has a word count of 0";
+      return false;
+    }
+    if (i + count > n) {
+      *err = "instruction at word " + std::to_string(i) + " (opcode " + std::to_string(opcode) + ") needs " +
+             std::to_string(count) + " words but the module ends after " + std::to_string(n - i) +
+             " (truncated?)";
+      return false;
+    }
+    // LLVM asserts (or miscompiles) on alignments that are not powers of two; the validator lets them
+    // through, so check the Alignment decoration and the Aligned memory operand here.
+    auto bad_align = [](uint32_t a) { return a == 0 || (a & (a - 1)) != 0; };
+    uint32_t mem_operand_at = 0;
+    switch (opcode) {
+      case 61: mem_operand_at = 4; break;  // OpLoad: type, result, pointer, [mask]
+      case 62: mem_operand_at = 3; break;  // OpStore: pointer, object, [mask]
+      case 63: mem_operand_at = 3; break;  // OpCopyMemory: target, source, [mask]
+      case 64: mem_operand_at = 4; break;  // OpCopyMemorySized: target, source, size, [mask]
+      case 71:                             // OpDecorate target Alignment n
+        if (count >= 4 && w[i + 2] == 44 && bad_align(w[i + 3])) {
+          *err = "Alignment decoration " + std::to_string(w[i + 3]) + " at word " + std::to_string(i) +
+                 " is not a power of two";
+          return false;
+        }
+        break;
+      case 72:  // OpMemberDecorate struct member Alignment n
+        if (count >= 5 && w[i + 3] == 44 && bad_align(w[i + 4])) {
+          *err = "Alignment member decoration " + std::to_string(w[i + 4]) + " at word " + std::to_string(i) +
+                 " is not a power of two";
+          return false;
+        }
+        break;
+      default: break;
+    }
+    if (mem_operand_at && count > mem_operand_at && (w[i + mem_operand_at] & 0x2)) {
+      if (count <= mem_operand_at + 1 || bad_align(w[i + mem_operand_at + 1])) {
+        *err = "Aligned memory operand at word " + std::to_string(i) + " is missing or not a power of two";
+        return false;
+      }
+    }
+    i += count;
+  }
+#ifdef ZEXCPU_HAVE_SPIRV_TOOLS
+  // The translator trusts its input: an id used but never defined, or of the wrong kind, makes it assert
+  // or crash (found by mutating valid modules). So validate fully before translating.
+  spv_context sctx = spvContextCreate(SPV_ENV_UNIVERSAL_1_5);
+  spv_const_binary_t bin{w.data(), n};
+  spv_diagnostic diag = nullptr;
+  spv_result_t pr = spvValidate(sctx, &bin, &diag);
+  if (pr != SPV_SUCCESS) {
+    *err = diag && diag->error ? std::string(diag->error) : "SPIRV-Tools rejected the module";
+    if (diag && diag->position.index) *err += " (at word " + std::to_string(diag->position.index) + ")";
+  }
+  spvDiagnosticDestroy(diag);
+  spvContextDestroy(sctx);
+  if (pr != SPV_SUCCESS) return false;
+#endif
+  return true;
+}
+
+ArgInfo describe_arg(const llvm::Argument& a, const llvm::DataLayout& dl) {
+  using namespace llvm;
+  ArgInfo info;
+  Type* t = a.getType();
+  std::string tn;
+  raw_string_ostream os(tn);
+  t->print(os);
+  info.type_name = os.str();
+  if (auto* pt = dyn_cast<PointerType>(t)) {
+    if (a.hasByValAttr()) {
+      info.kind = ArgKind::Value;
+      info.size = dl.getTypeAllocSize(a.getParamByValType());
+      return info;
+    }
+    if (!pt->isOpaque()) {
+      if (auto* st = dyn_cast<StructType>(pt->getNonOpaquePointerElementType())) {
+        // Images, samplers, pipes, queues, events: opaque OpenCL types zex-cpu cannot pass.
+        if (st->hasName() && st->getName().startswith("opencl.")) {
+          info.kind = ArgKind::Unsupported;
+          info.size = 8;
+          return info;
+        }
+      }
+    }
+    if (pt->getAddressSpace() == kLocalAS) {
+      info.kind = ArgKind::Local;
+      info.size = 0;
+      return info;
+    }
+    info.kind = ArgKind::Pointer;
+    info.size = sizeof(void*);
+    return info;
+  }
+  if (auto* st = dyn_cast<StructType>(t)) {
+    if (st->isOpaque()) {
+      info.kind = ArgKind::Unsupported;
+      return info;
+    }
+  }
+  info.kind = ArgKind::Value;
+  info.size = dl.getTypeAllocSize(t);
+  return info;
+}
+
+uint32_t md_uint(const llvm::MDNode* md, unsigned i) {
+  if (!md || i >= md->getNumOperands()) return 0;
+  if (auto* c = llvm::mdconst::dyn_extract<llvm::ConstantInt>(md->getOperand(i)))
+    return static_cast<uint32_t>(c->getZExtValue());
+  return 0;
+}
+
+// Makes every non-kernel function with a body internal + alwaysinline, inlines, and drops what is
+// left unused. Fails (with a message) if a call to a defined function survives: recursion.
+bool inline_everything(llvm::Module& m, std::string* err) {
+  using namespace llvm;
+  for (Function& f : m) {
+    if (f.isDeclaration() || f.getCallingConv() == CallingConv::SPIR_KERNEL) continue;
+    f.removeFnAttr(Attribute::NoInline);
+    f.removeFnAttr(Attribute::OptimizeNone);
+    f.addFnAttr(Attribute::AlwaysInline);
+    f.setLinkage(GlobalValue::InternalLinkage);
+  }
+  // The translator repeats the callee's noinline on each call instruction, which would veto inlining;
+  // a kernel called by another kernel is inlined too (its own body stays, as a kernel).
+  for (Function& f : m) {
+    if (f.isDeclaration()) continue;
+    for (BasicBlock& bb : f)
+      for (Instruction& i : bb)
+        if (auto* cb = dyn_cast<CallBase>(&i)) {
+          Function* callee = cb->getCalledFunction();
+          if (!callee || callee->isDeclaration()) continue;
+          cb->removeFnAttr(Attribute::NoInline);
+          if (callee->getCallingConv() == CallingConv::SPIR_KERNEL) cb->addFnAttr(Attribute::AlwaysInline);
+        }
+  }
+
+  LoopAnalysisManager lam;
+  FunctionAnalysisManager fam;
+  CGSCCAnalysisManager cgam;
+  ModuleAnalysisManager mam;
+  PassBuilder pb;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  ModulePassManager mpm;
+  mpm.addPass(AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
+  mpm.addPass(GlobalDCEPass());
+  mpm.run(m, mam);
+
+  for (Function& f : m) {
+    if (f.isDeclaration()) continue;
+    for (BasicBlock& bb : f)
+      for (Instruction& i : bb)
+        if (auto* cb = dyn_cast<CallBase>(&i)) {
+          Function* callee = cb->getCalledFunction();
+          if (!callee && !isa<InlineAsm>(cb->getCalledOperand())) {
+            *err = "function '" + f.getName().str() +
+                   "' makes an indirect call; zex-cpu (PoCL 3.1) needs every call inlined";
+            return false;
+          }
+          if (callee && !callee->isDeclaration() && callee->getCallingConv() != CallingConv::SPIR_KERNEL) {
+            *err = "function '" + callee->getName().str() + "' (called from '" + f.getName().str() +
+                   "') could not be inlined, probably because it is recursive; zex-cpu (PoCL 3.1) "
+                   "needs every non-kernel function inlined into its kernel";
+            return false;
+          }
+        }
+  }
+  return true;
+}
+
+}  // namespace
+
+ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size_t size,
+                           const SpecConstants& constants, const char* build_flags,
+                           cl_context context, cl_device_id device, CompiledProgram* out) {
+  out->log.clear();
+  llvm::LLVMContext ctx;
+  // PoCL 3.1 reads SPIR 1.2-style bitcode: typed pointers.
+  ctx.setOpaquePointers(false);
+  std::unique_ptr<llvm::Module> mod;
+
+  if (format == ZE_MODULE_FORMAT_NATIVE) {
+    if (size < kNativeTagSize || memcmp(input, kNativeTag, kNativeTagSize) != 0) {
+      out->log = "native binary was not produced by zex-cpu's zeModuleGetNativeBinary (missing the '" +
+                 std::string(kNativeTag) + "' tag)";
+      return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+    }
+    auto buf = llvm::MemoryBuffer::getMemBuffer(
+        llvm::StringRef(reinterpret_cast<const char*>(input) + kNativeTagSize, size - kNativeTagSize),
+        "native", false);
+    auto parsed = llvm::parseBitcodeFile(buf->getMemBufferRef(), ctx);
+    if (!parsed) {
+      out->log = "native binary: invalid bitcode: " + llvm::toString(parsed.takeError());
+      return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+    }
+    mod = std::move(*parsed);
+    if (constants.count)
+      out->log = "warning: specialization constants are ignored for a native binary (already applied)\n";
+  } else {
+    if (size % 4 != 0) {
+      out->log = "invalid SPIR-V: size " + std::to_string(size) + " is not a multiple of 4";
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    if (size < 20) {
+      out->log = "invalid SPIR-V: " + std::to_string(size) + " bytes is shorter than the 20-byte header";
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    uint32_t magic;
+    memcpy(&magic, input, 4);
+    if (magic != kSpirvMagic) {
+      out->log = "invalid SPIR-V: magic number " + hex32(magic) + " (expected " + hex32(kSpirvMagic) + ")";
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    std::string structure_err;
+    if (!check_structure(input, size, &structure_err)) {
+      out->log = "invalid SPIR-V: " + structure_err;
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    std::string bytes(reinterpret_cast<const char*>(input), size);
+
+    SPIRV::TranslatorOpts opts;
+    opts.enableAllExtensions();
+    // Builtins as OpenCL 1.2 mangled calls (_Z13get_global_idj ...), which PoCL's kernel library has.
+    opts.setDesiredBIsRepresentation(SPIRV::BIsRepresentation::OpenCL12);
+    std::lock_guard<std::mutex> lock(translator_mutex());
+    if (constants.count) {
+      if (!constants.ids || !constants.values) {
+        out->log = "ze_module_constants_t: numConstants is " + std::to_string(constants.count) +
+                   " but pConstantIds or pConstantValues is null";
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+      }
+      std::vector<llvm::SpecConstInfoTy> info;
+      std::istringstream is(bytes);
+      if (!llvm::getSpecConstInfo(is, info)) {
+        out->log = "invalid SPIR-V: could not read its specialization constants";
+        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+      }
+      for (uint32_t i = 0; i < constants.count; ++i) {
+        uint32_t id = constants.ids[i];
+        const void* value = constants.values[i];
+        auto it = std::find_if(info.begin(), info.end(), [&](const auto& p) { return p.first == id; });
+        if (it == info.end()) {
+          out->log = "specialization constant id " + std::to_string(id) + " is not declared by the module";
+          return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        }
+        if (!value) {
+          out->log = "specialization constant id " + std::to_string(id) + ": null value pointer";
+          return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        }
+        uint64_t v = 0;
+        memcpy(&v, value, std::min<size_t>(it->second, sizeof v));
+        opts.setSpecConst(id, v);
+      }
+    }
+    std::istringstream is(bytes);
+    llvm::Module* raw = nullptr;
+    std::string err;
+    if (!llvm::readSpirv(ctx, opts, is, raw, err)) {
+      delete raw;
+      out->log = "SPIR-V translation failed: " + (err.empty() ? std::string("unknown translator error") : err);
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    mod.reset(raw);
+
+    std::string inline_err;
+    if (!inline_everything(*mod, &inline_err)) {
+      out->log = inline_err;
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    std::string verr;
+    llvm::raw_string_ostream vos(verr);
+    if (llvm::verifyModule(*mod, &vos)) {
+      out->log = "internal error: the translated module does not verify: " + vos.str();
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+  }
+
+  // What the Level Zero side needs about kernels and globals.
+  const llvm::DataLayout& dl = mod->getDataLayout();
+  out->kernels.clear();
+  out->globals.clear();
+  for (llvm::Function& f : *mod) {
+    if (f.isDeclaration() || f.getCallingConv() != llvm::CallingConv::SPIR_KERNEL) continue;
+    KernelInfo k;
+    k.name = f.getName().str();
+    for (const llvm::Argument& a : f.args()) k.args.push_back(describe_arg(a, dl));
+    if (auto* md = f.getMetadata("reqd_work_group_size"))
+      for (unsigned i = 0; i < 3; ++i) k.reqd_group_size[i] = md_uint(md, i);
+    if (auto* md = f.getMetadata("intel_reqd_sub_group_size")) k.reqd_subgroup_size = md_uint(md, 0);
+    out->kernels.push_back(std::move(k));
+  }
+  std::string bitcode;
+  {
+    llvm::raw_string_ostream os(bitcode);
+    llvm::WriteBitcodeToFile(*mod, os);
+  }
+  // The native binary keeps the globals as globals: the storage addresses below belong to this process.
+  out->native_binary.assign(kNativeTag, kNativeTagSize);
+  out->native_binary += bitcode;
+
+  bool moved = false;
+  std::vector<llvm::GlobalVariable*> to_erase;
+  for (llvm::GlobalVariable& g : mod->globals()) {
+    if (g.isDeclaration() || g.getName().startswith("llvm.")) continue;
+    unsigned as = g.getAddressSpace();
+    if (as != kGlobalAS && as != kConstantAS) continue;
+    GlobalInfo gi;
+    gi.name = g.getName().str();
+    gi.size = dl.getTypeAllocSize(g.getValueType());
+    gi.constant = g.isConstant() || as == kConstantAS;
+    gi.named = g.hasName() && !g.hasLocalLinkage();
+    if (gi.constant && !gi.named) continue;  // string literals and the like stay in the kernel objects only
+    size_t alloc = std::max<size_t>(64, (gi.size + 63) & ~size_t(63));
+    auto* mem = static_cast<uint8_t*>(aligned_alloc(64, alloc));
+    if (!mem) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    gi.storage.reset(mem, free);
+    memset(mem, 0, alloc);
+    bool known = !g.hasInitializer() || constant_bytes(g.getInitializer(), dl, mem, gi.size);
+    if (!known) {
+      // An initializer that holds addresses: leave the variable in the kernel objects (per-kernel copies,
+      // as PoCL has it) rather than guess; the host cannot reach it.
+      out->log += "warning: program-scope variable '" + gi.name +
+                  "' has an address in its initializer; zeModuleGetGlobalPointer cannot return it" +
+                  (gi.constant ? "\n" : " and each kernel gets its own copy\n");
+      continue;
+    }
+    if (!gi.constant) {
+      // Kernels address the shared storage directly.
+      auto* addr = llvm::ConstantInt::get(llvm::Type::getInt64Ty(ctx), reinterpret_cast<uintptr_t>(mem));
+      g.replaceAllUsesWith(llvm::ConstantExpr::getIntToPtr(addr, g.getType()));
+      to_erase.push_back(&g);
+      moved = true;
+    }
+    out->globals.push_back(std::move(gi));
+  }
+  for (auto* g : to_erase) g->eraseFromParent();
+  if (moved) {
+    bitcode.clear();
+    llvm::raw_string_ostream os(bitcode);
+    llvm::WriteBitcodeToFile(*mod, os);
+  }
+
+  // Hand it to PoCL.
+  const unsigned char* bin = reinterpret_cast<const unsigned char*>(bitcode.data());
+  size_t bin_size = bitcode.size();
+  cl_int bin_status = CL_SUCCESS, err = CL_SUCCESS;
+  cl_program prog = clCreateProgramWithBinary(context, 1, &device, &bin_size, &bin, &bin_status, &err);
+  if (!prog || err != CL_SUCCESS) {
+    out->log += "PoCL rejected the SPIR bitcode: clCreateProgramWithBinary returned " + std::to_string(err) +
+                " (binary status " + std::to_string(bin_status) + ")";
+    if (prog) clReleaseProgram(prog);
+    return err == CL_OUT_OF_HOST_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+  }
+  std::string options = opencl_options(build_flags);
+  err = clBuildProgram(prog, 1, &device, options.c_str(), nullptr, nullptr);
+  size_t log_size = 0;
+  std::string pocl_log;
+  if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) == CL_SUCCESS &&
+      log_size > 1) {
+    pocl_log.resize(log_size);
+    clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, log_size, pocl_log.data(), nullptr);
+    while (!pocl_log.empty() && (pocl_log.back() == '\0' || pocl_log.back() == '\n')) pocl_log.pop_back();
+  }
+  if (err != CL_SUCCESS) {
+    out->log += "PoCL failed to build the program (clBuildProgram returned " + std::to_string(err) + ")";
+    if (!pocl_log.empty()) out->log += ":\n" + pocl_log;
+    clReleaseProgram(prog);
+    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+  }
+  if (!pocl_log.empty()) out->log += pocl_log;
+  out->program = prog;
+  return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace zexcpu

@@ -1,0 +1,85 @@
+// The SPIR-V -> PoCL compiler of zex-cpu: SPIR-V (with specialization constants) -> LLVM IR with the
+// LLVM SPIR-V translator -> every non-kernel function inlined -> SPIR bitcode (LLVM 15, typed pointers,
+// spir64) -> a built PoCL program. Also extracts what the Level Zero side needs to know about each
+// kernel (argument kinds and sizes, required group size) from the IR, because PoCL's own argument
+// info for programs created from binaries is incomplete.
+#pragma once
+
+#include <CL/cl.h>
+#include <level_zero/ze_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zexcpu {
+
+/// How a kernel argument is passed.
+enum class ArgKind {
+  Pointer,      ///< __global/__constant/generic pointer: an SVM (USM) pointer, 8 bytes
+  Local,        ///< __local pointer: set with (size in bytes, nullptr)
+  Value,        ///< by-value scalar, vector or struct (including byval struct pointers)
+  Unsupported,  ///< images, samplers, pipes, queues: zex-cpu cannot pass them
+};
+
+struct ArgInfo {
+  ArgKind kind = ArgKind::Value;
+  size_t size = 0;        ///< bytes the application passes (pointer: 8; value: DataLayout alloc size)
+  std::string type_name;  ///< LLVM type, for error messages
+};
+
+struct KernelInfo {
+  std::string name;
+  std::vector<ArgInfo> args;
+  uint32_t reqd_group_size[3] = {0, 0, 0};  ///< all 0 when the kernel does not require one
+  uint32_t reqd_subgroup_size = 0;          ///< 0 when not required
+};
+
+/// A program-scope variable of the module (a SPIR-V CrossWorkgroup/UniformConstant global) with storage
+/// that zex-cpu owns. PoCL 3.1 has no program-scope variables of its own: each kernel object (one per
+/// kernel and group size) would get a private copy. So every mutable __global variable is moved to
+/// `storage` (the kernels address it there), shared by all kernels of the module and by the host;
+/// a __constant one stays in the kernel objects and `storage` holds a host copy of its value.
+struct GlobalInfo {
+  std::string name;
+  size_t size = 0;
+  bool constant = false;
+  bool named = false;              ///< visible by name (external linkage) to zeModuleGetGlobalPointer
+  std::shared_ptr<uint8_t> storage;  ///< 64-byte aligned, `size` bytes, initialized
+};
+
+/// The outcome of one module build.
+struct CompiledProgram {
+  cl_program program = nullptr;  ///< owned by the caller on success (clReleaseProgram)
+  std::vector<KernelInfo> kernels;
+  std::vector<GlobalInfo> globals;
+  std::string native_binary;  ///< zex-cpu's native format: a tag + the SPIR bitcode handed to PoCL
+  std::string log;            ///< build log: warnings on success, the reason on failure
+};
+
+/// Specialization constants as given by ze_module_constants_t (values read with each constant's
+/// own size, which comes from the SPIR-V module).
+struct SpecConstants {
+  uint32_t count = 0;
+  const uint32_t* ids = nullptr;
+  const void* const* values = nullptr;
+};
+
+/// Builds a module for `device` of `context`.
+/// - format ZE_MODULE_FORMAT_IL_SPIRV: `input` is SPIR-V.
+/// - format ZE_MODULE_FORMAT_NATIVE: `input` is what zeModuleGetNativeBinary returned earlier.
+/// `build_flags` may be null; OpenCL options in it ("-cl-...") are passed to PoCL, others are ignored.
+/// Thread-safe (every build has its own LLVMContext).
+/// Errors: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE (invalid SPIR-V: bad magic, size not a multiple of 4,
+/// translator error, recursion that cannot be inlined, PoCL build error; out->log says why),
+/// ZE_RESULT_ERROR_INVALID_NATIVE_BINARY (a native binary zex-cpu did not produce),
+/// ZE_RESULT_ERROR_INVALID_ARGUMENT (a specialization-constant id the module does not declare, or a
+/// null value pointer), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY.
+ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size_t size,
+                           const SpecConstants& constants, const char* build_flags,
+                           cl_context context, cl_device_id device, CompiledProgram* out);
+
+}  // namespace zexcpu
