@@ -27,6 +27,13 @@ bool should_fail(const char* entry, ze_result_t* result);
 /// The name of a ze_result_t ("ZE_RESULT_ERROR_INVALID_ARGUMENT"), or nullptr if unknown.
 const char* result_name(ze_result_t r);
 
+/// The ze_result_t called `name` (the inverse of result_name); false if no result has that name.
+bool result_from_name(const char* name, ze_result_t* r);
+
+/// nullptr when ZEX_CPU_FAIL is unset or well-formed; otherwise the message already printed on stderr
+/// (zeInit then fails with ZE_RESULT_ERROR_INVALID_ARGUMENT rather than ignoring the variable).
+const char* fault_injection_error();
+
 }  // namespace zexcpu
 
 /// First statement of every implemented entry point: an injected failure returns before any change.

@@ -1,1 +1,254 @@
-// placeholder: being written
+// Event pools, events and fences. An event is a flag plus kernel timestamps; a fence is a flag that a
+// command queue sets when an execution finishes. All waiting, on the host and on the workers that run
+// command lists, goes through the waiters' condition variable of objects.hpp: no polling, no sleeps.
+#include "ddi_tables.hpp"
+#include "objects.hpp"
+
+#include <new>
+
+namespace zexcpu {
+
+Waiters& waiters() {
+  static auto* w = new Waiters;  // never destroyed: workers may still wait during static destruction
+  return *w;
+}
+
+void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns) {
+  change_and_notify([&] {
+    e->start_ns = start_ns;
+    e->end_ns = end_ns;
+    e->signalled.store(1, std::memory_order_release);
+  });
+}
+
+void reset_event(ze_event_handle_t e) {
+  change_and_notify([&] { e->signalled.store(0, std::memory_order_release); });
+}
+
+bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort) {
+  auto all_signalled = [&] {
+    for (size_t i = 0; i < n; ++i)
+      if (events[i]->signalled.load(std::memory_order_acquire) == 0) return false;
+    return true;
+  };
+  if (all_signalled()) return true;  // the common case takes no lock
+  Waiters& w = waiters();
+  std::unique_lock<std::mutex> lock(w.mutex);
+  w.cv.wait(lock, [&] { return all_signalled() || abort->load(std::memory_order_acquire); });
+  return all_signalled();
+}
+
+void signal_fence(ze_fence_handle_t f) {
+  change_and_notify([&] { f->signalled.store(1, std::memory_order_release); });
+}
+
+namespace {
+
+constexpr ze_event_pool_flags_t kPoolFlags =
+    ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_IPC | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP;
+constexpr ze_event_scope_flags_t kScopeFlags =
+    ZE_EVENT_SCOPE_FLAG_SUBDEVICE | ZE_EVENT_SCOPE_FLAG_DEVICE | ZE_EVENT_SCOPE_FLAG_HOST;
+
+ze_result_t check_event(ze_event_handle_t h) {
+  if (h == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_event(h)) return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t check_fence(ze_fence_handle_t h) {
+  if (h == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_fence(h)) return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
+  return ZE_RESULT_SUCCESS;
+}
+
+#define ZEXCPU_CHECK(expr)                                \
+  do {                                                    \
+    ze_result_t zexcpu_r_ = (expr);                       \
+    if (zexcpu_r_ != ZE_RESULT_SUCCESS) return zexcpu_r_; \
+  } while (0)
+
+// ---------------------------------------------------------------------------------------------
+// Event pools
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags), INVALID_SIZE (count
+/// 0, or phDevices null with numDevices > 0), INVALID_ARGUMENT (foreign context or device).
+ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t hContext, const ze_event_pool_desc_t* desc,
+                                         uint32_t numDevices, ze_device_handle_t* phDevices,
+                                         ze_event_pool_handle_t* phEventPool) {
+  ZEXCPU_FAULT_POINT("zeEventPoolCreate");
+  if (hContext == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (desc == nullptr || phEventPool == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (desc->flags & ~kPoolFlags) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (desc->count == 0 || (numDevices > 0 && phDevices == nullptr)) return ZE_RESULT_ERROR_INVALID_SIZE;
+  if (!is_context(hContext)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  for (uint32_t i = 0; i < numDevices; ++i) {
+    if (phDevices[i] == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!is_device(phDevices[i])) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  }
+  auto* p = new (std::nothrow) _ze_event_pool_handle_t;
+  if (p == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  p->context = hContext;
+  p->flags = desc->flags;
+  p->count = desc->count;
+  *phEventPool = p;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t hEventPool) {
+  ZEXCPU_FAULT_POINT("zeEventPoolDestroy");
+  if (hEventPool == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (hEventPool->magic != kEventPoolMagic) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  hEventPool->magic = kDeadMagic;
+  delete hEventPool;
+  return ZE_RESULT_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (signal/wait scopes),
+/// INVALID_ARGUMENT (index >= the pool's count, as Intel's driver answers).
+ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool, const ze_event_desc_t* desc,
+                                     ze_event_handle_t* phEvent) {
+  ZEXCPU_FAULT_POINT("zeEventCreate");
+  if (hEventPool == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (desc == nullptr || phEvent == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if ((desc->signal & ~kScopeFlags) || (desc->wait & ~kScopeFlags)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (hEventPool->magic != kEventPoolMagic) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (desc->index >= hEventPool->count) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  auto* e = new (std::nothrow) _ze_event_handle_t;
+  if (e == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  e->pool = hEventPool;
+  e->index = desc->index;
+  *phEvent = e;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent) {
+  ZEXCPU_FAULT_POINT("zeEventDestroy");
+  ZEXCPU_CHECK(check_event(hEvent));
+  // Under the waiters' mutex: a worker that evaluates its wait predicate never sees a half-freed event.
+  change_and_notify([&] { hEvent->magic = kDeadMagic; });
+  delete hEvent;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeEventHostSignal(ze_event_handle_t hEvent) {
+  ZEXCPU_FAULT_POINT("zeEventHostSignal");
+  ZEXCPU_CHECK(check_event(hEvent));
+  uint64_t t = now_ns();
+  signal_event(hEvent, t, t);
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_SYNCHRONIZATION_OBJECT; ZE_RESULT_NOT_READY on timeout
+/// (0 polls, UINT64_MAX waits forever).
+ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t timeout) {
+  ZEXCPU_FAULT_POINT("zeEventHostSynchronize");
+  ZEXCPU_CHECK(check_event(hEvent));
+  if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
+  return host_wait(timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; });
+}
+
+ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent) {
+  ZEXCPU_FAULT_POINT("zeEventQueryStatus");
+  ZEXCPU_CHECK(check_event(hEvent));
+  return hEvent->signalled.load(std::memory_order_acquire) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+}
+
+ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t hEvent) {
+  ZEXCPU_FAULT_POINT("zeEventHostReset");
+  ZEXCPU_CHECK(check_event(hEvent));
+  reset_event(hEvent);
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_SYNCHRONIZATION_OBJECT (the pool was not
+/// created with ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP), NOT_READY (not signalled; dstptr untouched).
+ze_result_t ZE_APICALL zeEventQueryKernelTimestamp(ze_event_handle_t hEvent, ze_kernel_timestamp_result_t* dstptr) {
+  ZEXCPU_FAULT_POINT("zeEventQueryKernelTimestamp");
+  ZEXCPU_CHECK(check_event(hEvent));
+  if (dstptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (!(hEvent->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
+    return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
+  if (!hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_NOT_READY;
+  dstptr->global.kernelStart = dstptr->context.kernelStart = hEvent->start_ns;
+  dstptr->global.kernelEnd = dstptr->context.kernelEnd = hEvent->end_ns;
+  return ZE_RESULT_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fences
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags), INVALID_ARGUMENT
+/// (not a zex-cpu queue).
+ze_result_t ZE_APICALL zeFenceCreate(ze_command_queue_handle_t hCommandQueue, const ze_fence_desc_t* desc,
+                                     ze_fence_handle_t* phFence) {
+  ZEXCPU_FAULT_POINT("zeFenceCreate");
+  if (hCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (desc == nullptr || phFence == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (desc->flags & ~ze_fence_flags_t(ZE_FENCE_FLAG_SIGNALED)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!is_command_queue(hCommandQueue)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  auto* f = new (std::nothrow) _ze_fence_handle_t;
+  if (f == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  f->queue = hCommandQueue;
+  f->signalled.store((desc->flags & ZE_FENCE_FLAG_SIGNALED) ? 1 : 0);
+  *phFence = f;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence) {
+  ZEXCPU_FAULT_POINT("zeFenceDestroy");
+  ZEXCPU_CHECK(check_fence(hFence));
+  change_and_notify([&] { hFence->magic = kDeadMagic; });
+  delete hFence;
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_SYNCHRONIZATION_OBJECT; NOT_READY on timeout.
+ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence, uint64_t timeout) {
+  ZEXCPU_FAULT_POINT("zeFenceHostSynchronize");
+  ZEXCPU_CHECK(check_fence(hFence));
+  if (hFence->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
+  return host_wait(timeout, [&] { return hFence->signalled.load(std::memory_order_acquire) != 0; });
+}
+
+ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence) {
+  ZEXCPU_FAULT_POINT("zeFenceQueryStatus");
+  ZEXCPU_CHECK(check_fence(hFence));
+  return hFence->signalled.load(std::memory_order_acquire) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+}
+
+ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence) {
+  ZEXCPU_FAULT_POINT("zeFenceReset");
+  ZEXCPU_CHECK(check_fence(hFence));
+  change_and_notify([&] { hFence->signalled.store(0, std::memory_order_release); });
+  return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace
+
+void fill_event_pool_ddi(ze_event_pool_dditable_t* t) {
+  t->pfnCreate = zeEventPoolCreate;
+  t->pfnDestroy = zeEventPoolDestroy;
+}
+
+void fill_event_ddi(ze_event_dditable_t* t) {
+  t->pfnCreate = zeEventCreate;
+  t->pfnDestroy = zeEventDestroy;
+  t->pfnHostSignal = zeEventHostSignal;
+  t->pfnHostSynchronize = zeEventHostSynchronize;
+  t->pfnQueryStatus = zeEventQueryStatus;
+  t->pfnHostReset = zeEventHostReset;
+  t->pfnQueryKernelTimestamp = zeEventQueryKernelTimestamp;
+}
+
+void fill_fence_ddi(ze_fence_dditable_t* t) {
+  t->pfnCreate = zeFenceCreate;
+  t->pfnDestroy = zeFenceDestroy;
+  t->pfnHostSynchronize = zeFenceHostSynchronize;
+  t->pfnQueryStatus = zeFenceQueryStatus;
+  t->pfnReset = zeFenceReset;
+}
+
+}  // namespace zexcpu

@@ -1,1 +1,176 @@
-// placeholder: being written
+// ZEX_CPU_FAIL: make the n-th call of chosen entry points fail with a chosen ze_result_t, so that
+// reliability tests can exercise error paths of code that runs on zex-cpu.
+//
+//   ZEX_CPU_FAIL=<entry point>:<n>:<result>[,<entry point>:<n>:<result>...]
+//   e.g. ZEX_CPU_FAIL=zeMemAllocHost:3:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY
+//
+// Calls are counted per entry point (1-based, across all threads). The failing call returns before it
+// changes anything. The variable is parsed once, on first use; a malformed value is reported on stderr
+// and makes zeInit fail with ZE_RESULT_ERROR_INVALID_ARGUMENT, so a typo never silently disables a test.
+#include "common.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zexcpu {
+namespace {
+
+#define ZEXCPU_RESULTS(X)                                                                          \
+  X(ZE_RESULT_SUCCESS) X(ZE_RESULT_NOT_READY) X(ZE_RESULT_ERROR_DEVICE_LOST)                       \
+  X(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY) X(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)                    \
+  X(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE) X(ZE_RESULT_ERROR_MODULE_LINK_FAILURE)                   \
+  X(ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET) X(ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE)            \
+  X(ZE_RESULT_EXP_ERROR_DEVICE_IS_NOT_VERTEX) X(ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE)          \
+  X(ZE_RESULT_EXP_ERROR_REMOTE_DEVICE) X(ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS)                 \
+  X(ZE_RESULT_ERROR_NOT_AVAILABLE) X(ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE)                       \
+  X(ZE_RESULT_WARNING_DROPPED_DATA) X(ZE_RESULT_ERROR_UNINITIALIZED)                               \
+  X(ZE_RESULT_ERROR_UNSUPPORTED_VERSION) X(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)                    \
+  X(ZE_RESULT_ERROR_INVALID_ARGUMENT) X(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)                       \
+  X(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE) X(ZE_RESULT_ERROR_INVALID_NULL_POINTER)                  \
+  X(ZE_RESULT_ERROR_INVALID_SIZE) X(ZE_RESULT_ERROR_UNSUPPORTED_SIZE)                              \
+  X(ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT) X(ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT)       \
+  X(ZE_RESULT_ERROR_INVALID_ENUMERATION) X(ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION)                \
+  X(ZE_RESULT_ERROR_UNSUPPORTED_IMAGE_FORMAT) X(ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)             \
+  X(ZE_RESULT_ERROR_INVALID_GLOBAL_NAME) X(ZE_RESULT_ERROR_INVALID_KERNEL_NAME)                    \
+  X(ZE_RESULT_ERROR_INVALID_FUNCTION_NAME) X(ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)         \
+  X(ZE_RESULT_ERROR_INVALID_GLOBAL_WIDTH_DIMENSION) X(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX) \
+  X(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE)                                                  \
+  X(ZE_RESULT_ERROR_INVALID_KERNEL_ATTRIBUTE_VALUE) X(ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED)     \
+  X(ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE) X(ZE_RESULT_ERROR_OVERLAPPING_REGIONS)              \
+  X(ZE_RESULT_WARNING_ACTION_REQUIRED) X(ZE_RESULT_ERROR_UNKNOWN)
+
+struct NamedResult {
+  const char* name;
+  ze_result_t value;
+};
+#define ZEXCPU_RESULT_ENTRY(r) {#r, r},
+constexpr NamedResult kResults[] = {ZEXCPU_RESULTS(ZEXCPU_RESULT_ENTRY)};
+#undef ZEXCPU_RESULT_ENTRY
+
+/// The rules for one entry point; its calls share one counter.
+struct Entry {
+  std::string name;
+  std::vector<std::pair<uint64_t, ze_result_t>> fail_at;  // (n-th call, result)
+  std::atomic<uint64_t> calls{0};
+};
+
+struct Config {
+  std::vector<std::unique_ptr<Entry>> entries;
+  std::string error;  // empty when the variable is absent or well-formed
+};
+
+bool valid_entry_name(const std::string& s) {
+  if (s.size() < 3 || s.compare(0, 2, "ze") != 0) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+      return false;
+  return true;
+}
+
+Config* parse(const char* value) {
+  auto* cfg = new Config;  // lives for the process: entry points may run during static destruction
+  if (value == nullptr || *value == '\0') return cfg;
+  std::string all(value);
+  size_t pos = 0;
+  while (pos <= all.size()) {
+    size_t comma = all.find(',', pos);
+    std::string item = all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? all.size() + 1 : comma + 1;
+    auto bad = [&](const char* why) {
+      cfg->error = "zex-cpu: ZEX_CPU_FAIL: bad item '" + item + "': " + why +
+                   " (expected <entry point>:<n>:<result>[,...], e.g. "
+                   "zeMemAllocHost:3:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY)";
+    };
+    size_t c1 = item.find(':');
+    size_t c2 = c1 == std::string::npos ? std::string::npos : item.find(':', c1 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos) {
+      bad("it needs three fields separated by ':'");
+      break;
+    }
+    std::string name = item.substr(0, c1), count = item.substr(c1 + 1, c2 - c1 - 1),
+                result = item.substr(c2 + 1);
+    if (!valid_entry_name(name)) {
+      bad("the entry point must be a Level Zero function name such as zeMemAllocHost");
+      break;
+    }
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long n = count.empty() || count[0] == '-' ? 0 : std::strtoull(count.c_str(), &end, 10);
+    if (count.empty() || count[0] == '-' || errno != 0 || end == nullptr || *end != '\0' || n == 0) {
+      bad("<n> must be a positive integer (1 = the first call)");
+      break;
+    }
+    ze_result_t r;
+    if (!result_from_name(result.c_str(), &r)) {
+      bad("<result> must be a ze_result_t name such as ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY");
+      break;
+    }
+    Entry* e = nullptr;
+    for (auto& existing : cfg->entries)
+      if (existing->name == name) e = existing.get();
+    if (e == nullptr) {
+      cfg->entries.push_back(std::make_unique<Entry>());
+      e = cfg->entries.back().get();
+      e->name = name;
+    }
+    e->fail_at.emplace_back(n, r);
+  }
+  if (!cfg->error.empty()) {
+    std::fprintf(stderr, "%s\n", cfg->error.c_str());
+    cfg->entries.clear();  // a malformed variable injects nothing; zeInit reports it instead
+  }
+  return cfg;
+}
+
+Config& config() {
+  static Config* cfg = parse(std::getenv("ZEX_CPU_FAIL"));
+  return *cfg;
+}
+
+}  // namespace
+
+const char* result_name(ze_result_t r) {
+  for (const auto& nr : kResults)
+    if (nr.value == r) return nr.name;
+  return nullptr;
+}
+
+bool result_from_name(const char* name, ze_result_t* r) {
+  if (name == nullptr) return false;
+  for (const auto& nr : kResults)
+    if (std::strcmp(nr.name, name) == 0) {
+      *r = nr.value;
+      return true;
+    }
+  return false;
+}
+
+const char* fault_injection_error() {
+  const Config& cfg = config();
+  return cfg.error.empty() ? nullptr : cfg.error.c_str();
+}
+
+bool should_fail(const char* entry, ze_result_t* result) {
+  Config& cfg = config();
+  if (cfg.entries.empty()) return false;  // the common case: one branch per entry point
+  for (auto& e : cfg.entries) {
+    if (e->name != entry) continue;
+    uint64_t call = e->calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    for (const auto& [n, r] : e->fail_at)
+      if (n == call) {
+        *result = r;
+        return true;
+      }
+    return false;
+  }
+  return false;
+}
+
+}  // namespace zexcpu

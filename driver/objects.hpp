@@ -1,0 +1,175 @@
+// The Level Zero objects of the zex-cpu core: driver, device, context, event pools, events, fences
+// (command lists and queues are private to cmdlist_queue.cpp). Each handle type of ze_api.h is an
+// opaque pointer to a struct named _ze_xxx_handle_t; zex-cpu defines those structs here, so a handle
+// *is* the object and no cast or lookup table sits on the hot path. Every object starts with a magic
+// word that entry points check, so a handle of the wrong kind (or a destroyed one) answers an error
+// instead of corrupting memory, as far as that can be detected.
+#pragma once
+
+#include "common.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <cstdint>
+#include <string>
+
+namespace zexcpu {
+
+enum Magic : uint32_t {
+  kDriverMagic = 0x7a435244,   // "DRCz"
+  kDeviceMagic = 0x7a435644,   // "DVCz"
+  kContextMagic = 0x7a435443,  // "CTCz"
+  kEventPoolMagic = 0x7a435050,
+  kEventMagic = 0x7a435645,
+  kFenceMagic = 0x7a434e46,
+  kQueueMagic = 0x7a435551,
+  kListMagic = 0x7a43534c,
+  kDeadMagic = 0xdeadbeef,
+};
+
+/// Properties of the PoCL device, read once by the first successful zeInit.
+struct DeviceInfo {
+  std::string cl_name;
+  std::string cl_version;
+  uint32_t vendor_id = 0;
+  uint32_t compute_units = 1;
+  uint32_t clock_mhz = 0;
+  uint64_t max_alloc = 0;
+  uint64_t global_mem = 0;
+  uint64_t local_mem = 0;
+  uint64_t cache_size = 0;
+  uint64_t max_work_group = 1;
+  uint64_t max_work_item[3] = {1, 1, 1};
+  uint64_t max_parameter_size = 0;
+  uint64_t printf_buffer_size = 0;
+  uint32_t native_float_width = 1;
+  uint64_t fp16_config = 0;  // cl_device_fp_config bits; 0 when the type is unsupported
+  uint64_t fp32_config = 0;
+  uint64_t fp64_config = 0;
+  bool int64_atomics = false;
+  uint64_t svm_caps = 0;
+  uint8_t uuid[16] = {};
+};
+/// Valid after a successful zeInit.
+const DeviceInfo& device_info();
+
+/// The one command queue group: its largest memory-fill pattern (clEnqueueFillBuffer's limit, the
+/// size of a double16) and how many queue indices it accepts.
+constexpr size_t kMaxFillPatternSize = 128;
+constexpr uint32_t kNumQueues = 4;
+
+/// The address of a function that zex-cpu offers through zeDriverGetExtensionFunctionAddress
+/// (entry points newer than the installed loader's DDI tables), or nullptr.
+void* extension_function(const char* name);
+
+/// Nanoseconds of the clock that zex-cpu uses for every timestamp (device and kernel timestamps).
+inline uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace zexcpu
+
+struct _ze_driver_handle_t {
+  uint32_t magic = zexcpu::kDriverMagic;
+};
+struct _ze_device_handle_t {
+  uint32_t magic = zexcpu::kDeviceMagic;
+};
+struct _ze_context_handle_t {
+  uint32_t magic = zexcpu::kContextMagic;
+};
+
+struct _ze_event_pool_handle_t {
+  uint32_t magic = zexcpu::kEventPoolMagic;
+  ze_context_handle_t context = nullptr;
+  ze_event_pool_flags_t flags = 0;
+  uint32_t count = 0;
+};
+
+struct _ze_event_handle_t {
+  uint32_t magic = zexcpu::kEventMagic;
+  ze_event_pool_handle_t pool = nullptr;
+  uint32_t index = 0;
+  /// 0 = not signalled, 1 = signalled. Changed under the waiters' mutex (event_fence.cpp) so that
+  /// no wake-up is lost; read lock-free by zeEventQueryStatus.
+  std::atomic<uint32_t> signalled{0};
+  // Kernel timestamps (ns, now_ns()) of the last command that signalled this event; written before
+  // `signalled` is set, so a reader that saw the event signalled sees them.
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+struct _ze_fence_handle_t {
+  uint32_t magic = zexcpu::kFenceMagic;
+  ze_command_queue_handle_t queue = nullptr;
+  std::atomic<uint32_t> signalled{0};
+};
+
+namespace zexcpu {
+
+inline bool is_driver(ze_driver_handle_t h) { return h != nullptr && h->magic == kDriverMagic; }
+inline bool is_device(ze_device_handle_t h) { return h != nullptr && h->magic == kDeviceMagic; }
+inline bool is_context(ze_context_handle_t h) { return h != nullptr && h->magic == kContextMagic; }
+inline bool is_event(ze_event_handle_t h) { return h != nullptr && h->magic == kEventMagic; }
+inline bool is_fence(ze_fence_handle_t h) { return h != nullptr && h->magic == kFenceMagic; }
+
+ze_driver_handle_t the_driver();
+ze_device_handle_t the_device();
+/// True for a live command queue of zex-cpu (cmdlist_queue.cpp).
+bool is_command_queue(ze_command_queue_handle_t h);
+
+// --- host synchronization (event_fence.cpp) ---------------------------------------------------
+// Every blocking wait in zex-cpu (host waits on events, fences, lists and queues; workers waiting
+// on events) sleeps on one process-wide condition variable, and every state change that could end
+// a wait notifies it. One variable keeps the "signal then wake" protocol trivially race-free; zex-cpu
+// has few waiters at a time, so the extra wake-ups cost little.
+
+/// Marks `e` signalled (recording [start_ns, end_ns] as its kernel timestamps) and wakes waiters.
+void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns);
+/// Marks `e` not signalled.
+void reset_event(ze_event_handle_t e);
+/// Blocks until every event is signalled (true) or *abort becomes true (false).
+bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort);
+/// Marks `f` signalled and wakes waiters.
+void signal_fence(ze_fence_handle_t f);
+
+/// Waits until done() is true: timeout 0 polls, UINT64_MAX waits forever, otherwise waits at most
+/// `timeout_ns`. Returns ZE_RESULT_SUCCESS or ZE_RESULT_NOT_READY. done() runs under the waiters' mutex.
+template <typename Done> ze_result_t host_wait(uint64_t timeout_ns, Done done);
+
+/// The process-wide waiters' mutex and condition variable.
+struct Waiters {
+  std::mutex mutex;
+  std::condition_variable cv;
+};
+Waiters& waiters();
+
+/// Runs `change` under the waiters' mutex, then wakes every waiter: the way to change any state
+/// that a host_wait() or wait_events() predicate reads.
+template <typename Change> void change_and_notify(Change change) {
+  Waiters& w = waiters();
+  {
+    std::lock_guard<std::mutex> lock(w.mutex);
+    change();
+  }
+  w.cv.notify_all();
+}
+
+template <typename Done> ze_result_t host_wait(uint64_t timeout_ns, Done done) {
+  Waiters& w = waiters();
+  std::unique_lock<std::mutex> lock(w.mutex);
+  if (done()) return ZE_RESULT_SUCCESS;
+  if (timeout_ns == 0) return ZE_RESULT_NOT_READY;
+  if (timeout_ns == UINT64_MAX || timeout_ns > (uint64_t(1) << 62)) {  // forever, or as good as
+    w.cv.wait(lock, done);
+    return ZE_RESULT_SUCCESS;
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  return w.cv.wait_until(lock, deadline, done) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+}
+
+}  // namespace zexcpu
