@@ -1,2 +1,104 @@
-# Install rules: headers, zex-cpu, the package config (find_package(zex)) and zex.pc.
+# Install rules (ZEX_INSTALL): the headers, the device library, zex-cpu, the package config
+# (find_package(zex) -> zex::zex, zex::cpu_driver) and zex.pc. Included from the root CMakeLists.txt
+# after every target exists.
+#
+# Layout under the prefix:
+#   include/zex/*.h, *.hpp                 public headers, incl. abi.h and the kernel header device.h
+#   lib/libzex.a (or .so)                  the host library
+#   lib/libze_zex_cpu.so                   zex-cpu, for ZE_ENABLE_ALT_DRIVERS (not linked by anyone)
+#   share/zex/zex_device.spv               the device library, for compilers that link it themselves
+#   lib/cmake/zex/                         zexConfig.cmake, zexConfigVersion.cmake, zexTargets*.cmake,
+#                                          FindLevelZero.cmake
+#   lib/pkgconfig/zex.pc
 include(CMakePackageConfigHelpers)
+
+set(ZEX_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/zex CACHE STRING
+    "Where zexConfig.cmake is installed, relative to the prefix")
+set(ZEX_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/zex)
+
+# --- headers -----------------------------------------------------------------------------------------
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/zex
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        COMPONENT zex_development
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+install(FILES ${PROJECT_SOURCE_DIR}/device/include/zex/device.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/zex
+        COMPONENT zex_development)
+
+# --- device library ----------------------------------------------------------------------------------
+if(DEFINED ZEX_DEVICE_SPV)
+  install(FILES ${ZEX_DEVICE_SPV} DESTINATION ${ZEX_INSTALL_DATADIR} COMPONENT zex_development)
+endif()
+
+# --- targets -----------------------------------------------------------------------------------------
+set(ZEX_INSTALLED_TARGETS)
+set(ZEX_STATIC_LIBRARY OFF)
+if(TARGET zex)
+  install(TARGETS zex
+          EXPORT zexTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT zex_development
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT zex_runtime
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT zex_runtime
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  list(APPEND ZEX_INSTALLED_TARGETS zex)
+  get_target_property(_zex_type zex TYPE)
+  if(_zex_type STREQUAL "STATIC_LIBRARY")
+    set(ZEX_STATIC_LIBRARY ON)   # its private SPIRV-Tools dependencies travel with it
+  endif()
+endif()
+if(TARGET ze_zex_cpu)
+  # A loader-loaded driver, exported so consumers can write $<TARGET_FILE:zex::cpu_driver> into
+  # ZE_ENABLE_ALT_DRIVERS; nothing links it.
+  set_target_properties(ze_zex_cpu PROPERTIES EXPORT_NAME cpu_driver)
+  install(TARGETS ze_zex_cpu
+          EXPORT zexTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT zex_runtime
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT zex_runtime)
+  list(APPEND ZEX_INSTALLED_TARGETS ze_zex_cpu)
+endif()
+
+if(ZEX_INSTALLED_TARGETS)
+  install(EXPORT zexTargets
+          NAMESPACE zex::
+          DESTINATION ${ZEX_INSTALL_CMAKEDIR}
+          COMPONENT zex_development)
+endif()
+
+# --- package config ----------------------------------------------------------------------------------
+set(ZEX_INSTALL_DEVICE_SPV ${ZEX_INSTALL_DATADIR}/zex_device.spv)
+set(ZEX_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/zexConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/zexConfig.cmake
+  INSTALL_DESTINATION ${ZEX_INSTALL_CMAKEDIR}
+  PATH_VARS ZEX_INSTALL_DEVICE_SPV ZEX_INSTALL_INCLUDEDIR)
+# The ABI and the API change incompatibly only with the major version (0.x: every minor may break,
+# which SameMajorVersion cannot express; docs/abi.md has the ABI's own version rules).
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/zexConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+install(FILES
+          ${PROJECT_BINARY_DIR}/zexConfig.cmake
+          ${PROJECT_BINARY_DIR}/zexConfigVersion.cmake
+          ${PROJECT_SOURCE_DIR}/cmake/FindLevelZero.cmake
+        DESTINATION ${ZEX_INSTALL_CMAKEDIR}
+        COMPONENT zex_development)
+
+# --- pkg-config --------------------------------------------------------------------------------------
+# Relocatable: the prefix is found from the .pc file's own directory, so a staged or moved install
+# still resolves.
+file(RELATIVE_PATH ZEX_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" ZEX_PC_TO_PREFIX "${ZEX_PC_TO_PREFIX}")
+if(ZEX_STATIC_LIBRARY)
+  # libzex.a needs SPIRV-Tools at every link; the order is the static link order.
+  set(ZEX_PC_LIBS "-L\${libdir} -lzex -lSPIRV-Tools-link -lSPIRV-Tools-opt -lSPIRV-Tools -pthread")
+  set(ZEX_PC_LIBS_PRIVATE "")
+else()
+  set(ZEX_PC_LIBS "-L\${libdir} -lzex")
+  set(ZEX_PC_LIBS_PRIVATE "-lSPIRV-Tools-link -lSPIRV-Tools-opt -lSPIRV-Tools -pthread")
+endif()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/zex.pc.in ${PROJECT_BINARY_DIR}/zex.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/zex.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+        COMPONENT zex_development)

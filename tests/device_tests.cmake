@@ -38,3 +38,30 @@ add_test(NAME device_spirv_link_cli
     -DSPIRV_LINK=${ZEX_SPIRV_LINK} -DSPIRV_VAL=${ZEX_SPIRV_VAL}
     -DUSER=${ZEX_TEST_USER_SPV} -DLIB=${ZEX_DEVICE_SPV} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/device/linked.spv
     -P ${CMAKE_CURRENT_SOURCE_DIR}/device/link_cli.cmake)
+
+# --- package_test: find_package(zex) against a staged `cmake --install` ------------------------------
+# Needs everything built first (ctest after a full build, as `make test` does).
+if(ZEX_INSTALL)
+  set(ZEX_PACKAGE_ARGS
+    -DZEX_BUILD_DIR=${CMAKE_BINARY_DIR}
+    -DZEX_CONFIG=$<CONFIG>
+    -DSTAGE=${CMAKE_CURRENT_BINARY_DIR}/package/stage
+    -DCONSUMER_SOURCE=${CMAKE_CURRENT_SOURCE_DIR}/package
+    -DCONSUMER_BUILD=${CMAKE_CURRENT_BINARY_DIR}/package/consumer
+    -DGENERATOR=${CMAKE_GENERATOR}
+    -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+    -DC_COMPILER=${CMAKE_C_COMPILER}
+    -DKERNELS=${ZEX_TEST_USER_SPV})
+  add_test(NAME package_test
+    COMMAND ${CMAKE_COMMAND} -DMODE=build ${ZEX_PACKAGE_ARGS}
+            -P ${CMAKE_CURRENT_SOURCE_DIR}/package/run_package_test.cmake)
+  set_tests_properties(package_test PROPERTIES TIMEOUT 600 FIXTURES_SETUP zex_package)
+  if(TARGET ze_zex_cpu)
+    # End to end through the installed libzex and the installed zex-cpu.
+    add_test(NAME package_e2e_test
+      COMMAND ${CMAKE_COMMAND} -DMODE=e2e ${ZEX_PACKAGE_ARGS}
+              -P ${CMAKE_CURRENT_SOURCE_DIR}/package/run_package_test.cmake)
+    set_tests_properties(package_e2e_test PROPERTIES TIMEOUT 600 FIXTURES_REQUIRED zex_package
+                         ENVIRONMENT "POCL_CACHE_DIR=${CMAKE_BINARY_DIR}/pocl-cache")
+  endif()
+endif()
