@@ -391,8 +391,9 @@ ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size
         const void* value = constants.values[i];
         auto it = std::find_if(info.begin(), info.end(), [&](const auto& p) { return p.first == id; });
         if (it == info.end()) {
+          // Intel's driver fails the build the same way.
           out->log = "specialization constant id " + std::to_string(id) + " is not declared by the module";
-          return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+          return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
         }
         if (!value) {
           out->log = "specialization constant id " + std::to_string(id) + ": null value pointer";

@@ -73,11 +73,12 @@ struct SpecConstants {
 /// - format ZE_MODULE_FORMAT_NATIVE: `input` is what zeModuleGetNativeBinary returned earlier.
 /// `build_flags` may be null; OpenCL options in it ("-cl-...") are passed to PoCL, others are ignored.
 /// Thread-safe (every build has its own LLVMContext).
-/// Errors: ZE_RESULT_ERROR_MODULE_BUILD_FAILURE (invalid SPIR-V: bad magic, size not a multiple of 4,
-/// translator error, recursion that cannot be inlined, PoCL build error; out->log says why),
+/// Errors (out->log says why): ZE_RESULT_ERROR_MODULE_BUILD_FAILURE (invalid SPIR-V: bad magic, size
+/// not a multiple of 4, truncated or malformed stream, translator error, recursion or indirect calls that
+/// cannot be inlined, a specialization-constant id the module does not declare, PoCL build error),
 /// ZE_RESULT_ERROR_INVALID_NATIVE_BINARY (a native binary zex-cpu did not produce),
-/// ZE_RESULT_ERROR_INVALID_ARGUMENT (a specialization-constant id the module does not declare, or a
-/// null value pointer), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY.
+/// ZE_RESULT_ERROR_INVALID_NULL_POINTER (constants with null id/value arrays or a null value),
+/// ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY.
 ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size_t size,
                            const SpecConstants& constants, const char* build_flags,
                            cl_context context, cl_device_id device, CompiledProgram* out);

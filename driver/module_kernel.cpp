@@ -25,6 +25,16 @@ namespace {
 
 struct Module;
 
+// Every object starts with a magic word, checked by the entry points, so a handle of the wrong kind or a
+// destroyed one answers ZE_RESULT_ERROR_INVALID_ARGUMENT (as the core's objects do) where that can be
+// detected, instead of corrupting memory.
+enum : uint32_t {
+  kModuleMagic = 0x7a434f4d,  // "MOCz"
+  kKernelMagic = 0x7a434e4b,  // "KNCz"
+  kLogMagic = 0x7a43474c,     // "LGCz"
+  kDeadObject = 0xdeadbeef,
+};
+
 /// Where each argument's current value lives in a kernel's argument blob.
 struct ArgSlot {
   ArgKind kind;
@@ -56,6 +66,7 @@ struct ClKernel {
 };
 
 struct Module {
+  uint32_t magic = kModuleMagic;
   cl_program program = nullptr;
   std::vector<KernelInfo> kernels;
   std::vector<KernelLayout> layouts;  // parallel to kernels
@@ -72,10 +83,12 @@ struct Module {
 };
 
 struct BuildLog {
+  uint32_t magic = kLogMagic;
   std::string text;
 };
 
 struct Kernel {
+  uint32_t magic = kKernelMagic;
   Module* module = nullptr;
   const KernelLayout* layout = nullptr;
   std::shared_ptr<ClKernel> cl;
@@ -89,6 +102,10 @@ struct Kernel {
 Module* to_module(ze_module_handle_t h) { return reinterpret_cast<Module*>(h); }
 Kernel* to_kernel(ze_kernel_handle_t h) { return reinterpret_cast<Kernel*>(h); }
 BuildLog* to_log(ze_module_build_log_handle_t h) { return reinterpret_cast<BuildLog*>(h); }
+
+bool is_module(ze_module_handle_t h) { return to_module(h)->magic == kModuleMagic; }
+bool is_kernel(ze_kernel_handle_t h) { return to_kernel(h)->magic == kKernelMagic; }
+bool is_log(ze_module_build_log_handle_t h) { return to_log(h)->magic == kLogMagic; }
 
 void release_module(Module* m) {
   if (m->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete m;
@@ -120,6 +137,7 @@ Module::~Module() {
   }
   for (auto& p : pinned) dlclose(p.second);
   if (program) clReleaseProgram(program);
+  magic = kDeadObject;
 }
 
 // PoCL's kernel cache directory, computed the way PoCL 3.1 does (lib/CL/pocl_cache.c).
@@ -343,7 +361,7 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
 
   auto finish_log = [&](std::string text) {
     if (!phBuildLog) return;
-    *phBuildLog = reinterpret_cast<ze_module_build_log_handle_t>(new (std::nothrow) BuildLog{std::move(text)});
+    *phBuildLog = reinterpret_cast<ze_module_build_log_handle_t>(new (std::nothrow) BuildLog{kLogMagic, std::move(text)});
   };
   for (auto* ext = static_cast<const ze_base_desc_t*>(desc->pNext); ext;
        ext = static_cast<const ze_base_desc_t*>(ext->pNext)) {
@@ -407,7 +425,11 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
 ze_result_t zeModuleDestroy_(ze_module_handle_t hModule) {
   ZEXCPU_FAULT_POINT("zeModuleDestroy");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  release_module(to_module(hModule));
+  if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  Module* m = to_module(hModule);
+  // The handle dies now; the object lives on while kernels or appended launches still use it.
+  m->magic = kDeadObject;
+  release_module(m);
   return ZE_RESULT_SUCCESS;
 }
 
@@ -416,8 +438,10 @@ ze_result_t zeModuleDynamicLink_(uint32_t numModules, ze_module_handle_t* phModu
   ZEXCPU_FAULT_POINT("zeModuleDynamicLink");
   if (phLinkLog) *phLinkLog = nullptr;
   if (!phModules) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  for (uint32_t i = 0; i < numModules; ++i)
+  for (uint32_t i = 0; i < numModules; ++i) {
     if (!phModules[i]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!is_module(phModules[i])) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  }
   // Every zex-cpu module was built complete (a module with unresolved imports fails to build, see
   // compile_module), so there is nothing left to link.
   if (phLinkLog) *phLinkLog = reinterpret_cast<ze_module_build_log_handle_t>(new (std::nothrow) BuildLog{});
@@ -427,13 +451,17 @@ ze_result_t zeModuleDynamicLink_(uint32_t numModules, ze_module_handle_t* phModu
 ze_result_t zeModuleBuildLogDestroy_(ze_module_build_log_handle_t hModuleBuildLog) {
   ZEXCPU_FAULT_POINT("zeModuleBuildLogDestroy");
   if (!hModuleBuildLog) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  delete to_log(hModuleBuildLog);
+  if (!is_log(hModuleBuildLog)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  BuildLog* log = to_log(hModuleBuildLog);
+  log->magic = kDeadObject;
+  delete log;
   return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t zeModuleBuildLogGetString_(ze_module_build_log_handle_t hModuleBuildLog, size_t* pSize, char* pBuildLog) {
   ZEXCPU_FAULT_POINT("zeModuleBuildLogGetString");
   if (!hModuleBuildLog) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_log(hModuleBuildLog)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pSize) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   copy_string(to_log(hModuleBuildLog)->text, pSize, pBuildLog);
   return ZE_RESULT_SUCCESS;
@@ -442,6 +470,7 @@ ze_result_t zeModuleBuildLogGetString_(ze_module_build_log_handle_t hModuleBuild
 ze_result_t zeModuleGetNativeBinary_(ze_module_handle_t hModule, size_t* pSize, uint8_t* pModuleNativeBinary) {
   ZEXCPU_FAULT_POINT("zeModuleGetNativeBinary");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pSize) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   const std::string& bin = to_module(hModule)->native_binary;
   if (!pModuleNativeBinary) {
@@ -458,6 +487,7 @@ ze_result_t zeModuleGetGlobalPointer_(ze_module_handle_t hModule, const char* pG
                                       void** pptr) {
   ZEXCPU_FAULT_POINT("zeModuleGetGlobalPointer");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pGlobalName) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   for (auto& g : to_module(hModule)->globals) {
     if (g.name != pGlobalName) continue;
@@ -472,6 +502,7 @@ ze_result_t zeModuleGetGlobalPointer_(ze_module_handle_t hModule, const char* pG
 ze_result_t zeModuleGetKernelNames_(ze_module_handle_t hModule, uint32_t* pCount, const char** pNames) {
   ZEXCPU_FAULT_POINT("zeModuleGetKernelNames");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pCount) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   const auto& ks = to_module(hModule)->kernels;
   uint32_t n = static_cast<uint32_t>(ks.size());
@@ -488,6 +519,7 @@ ze_result_t zeModuleGetKernelNames_(ze_module_handle_t hModule, uint32_t* pCount
 ze_result_t zeModuleGetProperties_(ze_module_handle_t hModule, ze_module_properties_t* pModuleProperties) {
   ZEXCPU_FAULT_POINT("zeModuleGetProperties");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pModuleProperties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   pModuleProperties->flags = 0;  // never ZE_MODULE_PROPERTY_FLAG_IMPORTS: modules are built complete
   return ZE_RESULT_SUCCESS;
@@ -499,6 +531,7 @@ ze_result_t zeModuleGetProperties_(ze_module_handle_t hModule, ze_module_propert
 ze_result_t zeKernelCreate_(ze_module_handle_t hModule, const ze_kernel_desc_t* desc, ze_kernel_handle_t* phKernel) {
   ZEXCPU_FAULT_POINT("zeKernelCreate");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!desc || !desc->pKernelName || !phKernel) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (desc->flags > 0x3) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   Module* m = to_module(hModule);
@@ -530,10 +563,12 @@ ze_result_t zeKernelCreate_(ze_module_handle_t hModule, const ze_kernel_desc_t* 
 ze_result_t zeKernelDestroy_(ze_kernel_handle_t hKernel) {
   ZEXCPU_FAULT_POINT("zeKernelDestroy");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   Kernel* k = to_kernel(hKernel);
   Module* m = k->module;
   // Launches still queued hold the ClKernel (and so the cl_kernel and its program) alive; the module's
   // pinned objects outlive them only if the application keeps the module, as the specification asks.
+  k->magic = kDeadObject;
   delete k;
   release_module(m);
   return ZE_RESULT_SUCCESS;
@@ -554,6 +589,7 @@ ze_result_t zeKernelSetGroupSize_(ze_kernel_handle_t hKernel, uint32_t groupSize
                                   uint32_t groupSizeZ) {
   ZEXCPU_FAULT_POINT("zeKernelSetGroupSize");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   Kernel* k = to_kernel(hKernel);
   ze_result_t r = check_group_size(*k->layout->info, groupSizeX, groupSizeY, groupSizeZ);
   if (r != ZE_RESULT_SUCCESS) return r;
@@ -575,6 +611,7 @@ ze_result_t zeKernelSuggestGroupSize_(ze_kernel_handle_t hKernel, uint32_t globa
                                       uint32_t* groupSizeZ) {
   ZEXCPU_FAULT_POINT("zeKernelSuggestGroupSize");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!groupSizeX || !groupSizeY || !groupSizeZ) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (globalSizeX == 0 || globalSizeY == 0 || globalSizeZ == 0) return ZE_RESULT_ERROR_INVALID_GLOBAL_WIDTH_DIMENSION;
   const KernelInfo& info = *to_kernel(hKernel)->layout->info;
@@ -603,6 +640,7 @@ ze_result_t zeKernelSuggestGroupSize_(ze_kernel_handle_t hKernel, uint32_t globa
 ze_result_t zeKernelSuggestMaxCooperativeGroupCount_(ze_kernel_handle_t hKernel, uint32_t* totalGroupCount) {
   ZEXCPU_FAULT_POINT("zeKernelSuggestMaxCooperativeGroupCount");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!totalGroupCount) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   // PoCL runs groups on its worker threads, not all at once: only groups that fit at once can wait on
   // each other. One per compute unit is always safe.
@@ -616,6 +654,7 @@ ze_result_t zeKernelSetArgumentValue_(ze_kernel_handle_t hKernel, uint32_t argIn
                                       const void* pArgValue) {
   ZEXCPU_FAULT_POINT("zeKernelSetArgumentValue");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   Kernel* k = to_kernel(hKernel);
   const auto& slots = k->layout->slots;
   if (argIndex >= slots.size()) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
@@ -654,6 +693,7 @@ ze_result_t zeKernelSetArgumentValue_(ze_kernel_handle_t hKernel, uint32_t argIn
 ze_result_t zeKernelSetIndirectAccess_(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t flags) {
   ZEXCPU_FAULT_POINT("zeKernelSetIndirectAccess");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (flags > 0x7) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   to_kernel(hKernel)->indirect = flags;  // every allocation is always accessible on the CPU
   return ZE_RESULT_SUCCESS;
@@ -662,6 +702,7 @@ ze_result_t zeKernelSetIndirectAccess_(ze_kernel_handle_t hKernel, ze_kernel_ind
 ze_result_t zeKernelGetIndirectAccess_(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t* pFlags) {
   ZEXCPU_FAULT_POINT("zeKernelGetIndirectAccess");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pFlags) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   *pFlags = to_kernel(hKernel)->indirect;
   return ZE_RESULT_SUCCESS;
@@ -670,6 +711,7 @@ ze_result_t zeKernelGetIndirectAccess_(ze_kernel_handle_t hKernel, ze_kernel_ind
 ze_result_t zeKernelSetCacheConfig_(ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags) {
   ZEXCPU_FAULT_POINT("zeKernelSetCacheConfig");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (flags > 0x3) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   return ZE_RESULT_SUCCESS;  // a preference; the CPU's caches are not configurable
 }
@@ -677,6 +719,7 @@ ze_result_t zeKernelSetCacheConfig_(ze_kernel_handle_t hKernel, ze_cache_config_
 ze_result_t zeKernelGetProperties_(ze_kernel_handle_t hKernel, ze_kernel_properties_t* pKernelProperties) {
   ZEXCPU_FAULT_POINT("zeKernelGetProperties");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pKernelProperties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   Kernel* k = to_kernel(hKernel);
   const KernelInfo& info = *k->layout->info;
@@ -713,6 +756,7 @@ ze_result_t zeKernelGetProperties_(ze_kernel_handle_t hKernel, ze_kernel_propert
 ze_result_t zeKernelGetName_(ze_kernel_handle_t hKernel, size_t* pSize, char* pName) {
   ZEXCPU_FAULT_POINT("zeKernelGetName");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pSize) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   copy_string(to_kernel(hKernel)->layout->info->name, pSize, pName);
   return ZE_RESULT_SUCCESS;
@@ -726,6 +770,7 @@ ze_result_t zeKernelGetName_(ze_kernel_handle_t hKernel, size_t* pSize, char* pN
 ze_result_t capture_launch(ze_kernel_handle_t hKernel, const ze_group_count_t& groups,
                            std::unique_ptr<LaunchCommand>* out) {
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   Kernel* k = to_kernel(hKernel);
   // Intel's driver launches with whatever the unset arguments hold (zeros); OpenCL refuses to enqueue
