@@ -6,7 +6,8 @@
 #   include/zex/*.h, *.hpp                 public headers, incl. abi.h and the kernel header device.h
 #   lib/libzex.a (or .so)                  the host library
 #   lib/libze_zex_cpu.so                   zex-cpu, for ZE_ENABLE_ALT_DRIVERS (not linked by anyone)
-#   share/zex/zex_device.spv               the device library, for compilers that link it themselves
+#   share/zex/zex_device.spv               the device library (SPIR-V 1.4), for compilers that link it
+#   share/zex/zex_device-1.3.spv           themselves, and the same as SPIR-V 1.3 (docs/abi.md)
 #   lib/cmake/zex/                         zexConfig.cmake, zexConfigVersion.cmake, zexTargets*.cmake,
 #                                          FindLevelZero.cmake
 #   lib/pkgconfig/zex.pc
@@ -27,7 +28,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/device/include/zex/device.h
 
 # --- device library ----------------------------------------------------------------------------------
 if(DEFINED ZEX_DEVICE_SPV)
-  install(FILES ${ZEX_DEVICE_SPV} DESTINATION ${ZEX_INSTALL_DATADIR} COMPONENT zex_development)
+  install(FILES ${ZEX_DEVICE_SPV} ${ZEX_DEVICE_SPV_1_3}
+          DESTINATION ${ZEX_INSTALL_DATADIR} COMPONENT zex_development)
 endif()
 
 # --- targets -----------------------------------------------------------------------------------------

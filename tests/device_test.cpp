@@ -26,6 +26,12 @@
 #ifndef ZEX_TEST_USER_SPV
 #error "ZEX_TEST_USER_SPV must name the compiled tests/device/user_kernels.cl"
 #endif
+#ifndef ZEX_TEST_DEVICE_SPV_1_3
+#error "ZEX_TEST_DEVICE_SPV_1_3 must name zex_device-1.3.spv"
+#endif
+#ifndef ZEX_TEST_COMPILER_STYLE_ASM
+#error "ZEX_TEST_COMPILER_STYLE_ASM must name tests/device/compiler_style.spvasm"
+#endif
 #ifndef ZEX_TEST_USER_SOURCE
 #error "ZEX_TEST_USER_SOURCE must name tests/device/user_kernels.cl"
 #endif
@@ -219,8 +225,8 @@ class Module {
   }
 };
 
-std::string validate(const std::vector<uint32_t>& words) {
-  spvtools::SpirvTools tools(kEnv);
+std::string validate(const std::vector<uint32_t>& words, spv_target_env env = kEnv) {
+  spvtools::SpirvTools tools(env);
   std::string messages;
   tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& pos,
                                const char* m) { messages += std::string(m) + " (word " +
@@ -234,9 +240,9 @@ struct LinkResult {
   std::string messages;
 };
 
-LinkResult link(const std::vector<std::vector<uint32_t>>& modules) {
+LinkResult link(const std::vector<std::vector<uint32_t>>& modules, spv_target_env env = kEnv) {
   LinkResult r;
-  spvtools::Context ctx(kEnv);
+  spvtools::Context ctx(env);
   ctx.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t&,
                              const char* m) { r.messages += std::string(m) + "\n"; });
   r.ok = spvtools::Link(ctx, modules, &r.words) == SPV_SUCCESS;
@@ -575,6 +581,76 @@ TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
     }
     EXPECT_EQ(order, (std::vector<uint32_t>{*reportId, *frameId, *signalId}))
         << "the cold path must call report_exception, report_frame, signal_exception in order";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A module from another compiler (tests/device/compiler_style.spvasm, shown in docs/abi.md), at every
+// SPIR-V version: spirv-link only links modules of the same version, so a user module is paired with
+// zex_device-1.3.spv (1.0-1.3) or zex_device.spv (1.4-1.6) whose version word is set to the user's.
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+spv_target_env universalEnv(int minor) {
+  const spv_target_env envs[] = {SPV_ENV_UNIVERSAL_1_0, SPV_ENV_UNIVERSAL_1_1, SPV_ENV_UNIVERSAL_1_2,
+                                 SPV_ENV_UNIVERSAL_1_3, SPV_ENV_UNIVERSAL_1_4, SPV_ENV_UNIVERSAL_1_5,
+                                 SPV_ENV_UNIVERSAL_1_6};
+  return envs[minor];
+}
+
+std::vector<uint32_t> compilerStyleModule(int minor) {
+  std::string text = readText(ZEX_TEST_COMPILER_STYLE_ASM);
+  EXPECT_FALSE(text.empty());
+  if (minor < 4) {
+    // Before 1.4 an entry point lists only its Input/Output variables.
+    const std::string full = "%gid %name %reason %func %file";
+    auto at = text.find(full);
+    EXPECT_NE(at, std::string::npos);
+    if (at != std::string::npos)
+      text.replace(at, full.size(), "%gid");
+  }
+  spvtools::SpirvTools tools(universalEnv(minor));
+  std::string messages;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& pos,
+                               const char* m) { messages += std::to_string(pos.line) + ": " + m + "\n"; });
+  std::vector<uint32_t> words;
+  EXPECT_TRUE(tools.Assemble(text, &words)) << messages;
+  return words;
+}
+
+TEST(CompilerStyleModule, IsValidAndImportsTheEntryPoints) {
+  std::vector<uint32_t> user = compilerStyleModule(4);
+  ASSERT_FALSE(user.empty());
+  EXPECT_EQ(validate(user), "");
+  Module m(user);
+  for (const char* name : kEntryPoints)
+    EXPECT_TRUE(m.linked(name, kLinkageImport)) << name;
+}
+
+TEST(CompilerStyleModule, LinksAndValidatesAtEverySpirvVersionWithTheMatchingLibrary) {
+  const std::vector<uint32_t> lib13 = readSpirv(ZEX_TEST_DEVICE_SPV_1_3);
+  ASSERT_GT(lib13.size(), 5u);
+  // llvm-spirv declares the lowest version the module needs, at most the 1.3 it was allowed.
+  EXPECT_GE(lib13[1], 0x00010000u);
+  EXPECT_LE(lib13[1], 0x00010300u) << "zex_device-1.3.spv must declare SPIR-V 1.3 or lower";
+  EXPECT_EQ(library()[1], 0x00010400u) << "zex_device.spv must declare SPIR-V 1.4";
+  for (int minor = 0; minor <= 6; ++minor) {
+    SCOPED_TRACE("SPIR-V 1." + std::to_string(minor));
+    std::vector<uint32_t> user = compilerStyleModule(minor);
+    ASSERT_GT(user.size(), 5u);
+    ASSERT_EQ(user[1], 0x00010000u | (static_cast<uint32_t>(minor) << 8));
+    std::vector<uint32_t> lib = minor < 4 ? lib13 : library();
+    lib[1] = user[1];
+    EXPECT_EQ(validate(lib, universalEnv(minor)), "") << "the library with its version word set";
+    LinkResult r = link({user, lib}, universalEnv(minor));
+    ASSERT_TRUE(r.ok) << r.messages;
+    EXPECT_EQ(validate(r.words, universalEnv(minor)), "");
+    Module m(r.words);
+    for (const char* name : kEntryPoints)
+      EXPECT_FALSE(m.linked(name, kLinkageImport)) << name << " left unresolved";
   }
 }
 
