@@ -34,13 +34,16 @@ void zex_signal_exception(zex_state_t zex);
 /* In OpenCL C (clang-15), string literals and __func__ are emitted in the __constant address space,
    so they are passed by address, never copied. __func__ is typed `const __constant char[]`; the cast
    only drops the const, which __constant implies anyway. */
-#define ZEX_THROW(zex, name, reason)                                   \
-  do {                                                                 \
-    zex_report_exception((zex), (name), (reason));                     \
-    zex_report_frame((zex), 0u, (__constant char*)__func__, __FILE__,   \
-                     (uint)__LINE__);                                  \
-    zex_signal_exception((zex));                                       \
-    return;                                                            \
+/* Work-items that lose the claim skip the other two calls (they would be no-ops for them, after an
+   atomic read of the claim word each). */
+#define ZEX_THROW(zex, name, reason)                                           \
+  do {                                                                         \
+    if (zex_report_exception((zex), (name), (reason))) {                       \
+      zex_report_frame((zex), 0u, (__constant char*)__func__, __FILE__,         \
+                       (uint)__LINE__);                                        \
+      zex_signal_exception((zex));                                             \
+    }                                                                          \
+    return;                                                                    \
   } while (0)
 
 /* The condition is expected to hold: the throw is the cold path. */
