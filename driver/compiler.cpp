@@ -141,7 +141,11 @@ bool check_structure(const uint8_t* input, size_t size, std::string* err) {
     *err = "id bound is 0";
     return false;
   }
+  const uint32_t bound = w[3];
   size_t i = 5;
+  bool in_function = false;
+  std::vector<uint32_t> entry_functions;
+  std::vector<uint32_t> defined_functions;
   while (i < n) {
     uint32_t count = w[i] >> 16, opcode = w[i] & 0xffff;
     if (count == 0) {
@@ -186,7 +190,35 @@ bool check_structure(const uint8_t* input, size_t size, std::string* err) {
         return false;
       }
     }
+    // A stream cut at an instruction boundary parses; what it lacks is the end of a function or the
+    // function an entry point names.
+    if (opcode == 54 /* OpFunction */) {
+      if (in_function) {
+        *err = "OpFunction at word " + std::to_string(i) + " inside another function (missing OpFunctionEnd)";
+        return false;
+      }
+      in_function = true;
+      if (count >= 3) defined_functions.push_back(w[i + 2]);
+    } else if (opcode == 56 /* OpFunctionEnd */) {
+      if (!in_function) {
+        *err = "OpFunctionEnd at word " + std::to_string(i) + " outside a function";
+        return false;
+      }
+      in_function = false;
+    } else if (opcode == 15 /* OpEntryPoint */ && count >= 3) {
+      entry_functions.push_back(w[i + 2]);
+    }
     i += count;
+  }
+  if (in_function) {
+    *err = "the last function has no OpFunctionEnd (truncated?)";
+    return false;
+  }
+  for (uint32_t f : entry_functions) {
+    if (f >= bound || std::find(defined_functions.begin(), defined_functions.end(), f) == defined_functions.end()) {
+      *err = "entry point function %" + std::to_string(f) + " is not defined in the module (truncated?)";
+      return false;
+    }
   }
 #ifdef ZEXCPU_HAVE_SPIRV_TOOLS
   // The translator trusts its input: an id used but never defined, or of the wrong kind, makes it assert

@@ -77,6 +77,7 @@ struct Module {
   // LRU of 128 handles cannot unload a module's constants while the module lives.
   std::mutex pin_mu;
   std::vector<std::pair<std::string, void*>> pinned;
+  bool registered = true;  // its pins and storage count for module_constant_range (guarded by pin_mu)
   // Kernels hold a reference: a module destroyed before its kernels goes away with the last kernel.
   std::atomic<int> refs{1};
   ~Module();
@@ -125,16 +126,24 @@ Registry& registry() {
   return *r;
 }
 
-Module::~Module() {
-  {
-    std::lock_guard<std::mutex> lock(registry().mu);
-    for (auto& p : pinned) {
-      auto it = registry().pinned_paths.find(p.first);
-      if (it != registry().pinned_paths.end() && --it->second == 0) registry().pinned_paths.erase(it);
-    }
-    for (auto& g : globals)
-      if (g.storage) registry().storage.erase(reinterpret_cast<uintptr_t>(g.storage.get()));
+// Takes the module's constants and variables out of module_constant_range. Called when the application
+// destroys the module: its addresses stop being "allocations" then, even if launches still in flight
+// keep the object (and the kernel objects) alive a little longer.
+void unregister_module(Module* m) {
+  std::lock_guard<std::mutex> plock(m->pin_mu);
+  if (!m->registered) return;
+  m->registered = false;
+  std::lock_guard<std::mutex> lock(registry().mu);
+  for (auto& p : m->pinned) {
+    auto it = registry().pinned_paths.find(p.first);
+    if (it != registry().pinned_paths.end() && --it->second == 0) registry().pinned_paths.erase(it);
   }
+  for (auto& g : m->globals)
+    if (g.storage) registry().storage.erase(reinterpret_cast<uintptr_t>(g.storage.get()));
+}
+
+Module::~Module() {
+  unregister_module(this);
   for (auto& p : pinned) dlclose(p.second);
   if (program) clReleaseProgram(program);
   magic = kDeadObject;
@@ -180,6 +189,7 @@ void pin_kernel_objects(Module* m, const std::string& kernel_name) {
       },
       &ctx);
   std::lock_guard<std::mutex> lock(m->pin_mu);
+  if (!m->registered) return;  // destroyed by the application while this launch ran
   for (const std::string& path : ctx.paths) {
     bool have = std::any_of(m->pinned.begin(), m->pinned.end(), [&](const auto& p) { return p.first == path; });
     if (have) continue;
@@ -429,6 +439,7 @@ ze_result_t zeModuleDestroy_(ze_module_handle_t hModule) {
   Module* m = to_module(hModule);
   // The handle dies now; the object lives on while kernels or appended launches still use it.
   m->magic = kDeadObject;
+  unregister_module(m);
   release_module(m);
   return ZE_RESULT_SUCCESS;
 }
