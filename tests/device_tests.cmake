@@ -67,3 +67,16 @@ if(ZEX_INSTALL)
                          ENVIRONMENT "POCL_CACHE_DIR=${CMAKE_BINARY_DIR}/pocl-cache")
   endif()
 endif()
+
+# --- device_igc_check: the library through Intel's compiler (ocloc, no GPU needed) --------------------
+find_program(ZEX_SPIRV_OPT NAMES spirv-opt)
+if(ZEX_SPIRV_OPT)
+  foreach(device dg2 pvc)
+    add_test(NAME device_igc_check_${device}
+      COMMAND ${CMAKE_COMMAND}
+        -DSPIRV_LINK=${ZEX_SPIRV_LINK} -DSPIRV_OPT=${ZEX_SPIRV_OPT} -DDEVICE=${device}
+        -DUSER=${ZEX_TEST_USER_SPV} -DLIB=${ZEX_DEVICE_SPV} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/device/igc_${device}
+        -P ${CMAKE_CURRENT_SOURCE_DIR}/device/igc_check.cmake)
+    set_tests_properties(device_igc_check_${device} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
+endif()
