@@ -31,6 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import igclib  # noqa: E402
+import merge_throw_sites  # noqa: E402
 
 SHAPES = {  # shape -> (source, kernel name, checked sites in the source)
     'vadd': ('vadd.cl', 'vadd', 1),
@@ -41,6 +42,11 @@ BASE_VARIANTS = {'nocheck': 0, 'silent': 1, 'printf': 2, 'copy': 3}   # ZEXB_VAR
 ZEXB_ZEX = 4
 ZEXB_ZEX_SHARED = 5
 LEVELS = (0, 1, 2)
+# Call-site styles: as <zex/device.h> emits it (one cold block per site); one throw block per kernel
+# written by hand (what a compiler can emit); the per-site module after the merge_throw_sites.py pass.
+STYLES = ('', '-shared', '-merged')
+STYLE_LABELS = {'': '', '-shared': ' (one throw block per kernel, by hand)',
+                '-merged': ' (per-site macro + merge_throw_sites pass)'}
 
 
 def repo_root():
@@ -50,8 +56,9 @@ def repo_root():
 class Library:
     """A zex device library to link user kernels with: the project's, or a prototype."""
 
-    def __init__(self, label, spv, includes):
+    def __init__(self, label, spv, includes, own_header=False):
         self.label, self.spv, self.includes = label, spv, includes
+        self.own_header = own_header   # a prototype call site: merge_throw_sites does not apply
 
 
 def project_library(tc, root, work, device_spv):
@@ -87,14 +94,15 @@ def proto_libraries(tc, root, work, names):
             raise SystemExit(f'unknown prototype {n!r}; available: {", ".join(avail) or "none"}')
         d = os.path.join(base, n)
         incs = [os.path.join(root, 'include')]
-        if os.path.exists(os.path.join(d, 'include', 'zex', 'device.h')):
+        own = os.path.exists(os.path.join(d, 'include', 'zex', 'device.h'))
+        if own:
             incs.insert(0, os.path.join(d, 'include'))
         elif os.path.exists(os.path.join(root, 'device', 'include', 'zex', 'device.h')):
             incs.insert(0, os.path.join(root, 'device', 'include'))
         else:
             incs.insert(0, os.path.join(base, 'fallback', 'include'))
         spv = tc.cl_to_spv(os.path.join(d, 'lib.cl'), os.path.join(work, f'proto_{n}.spv'), includes=incs)
-        libs.append(Library(n, spv, incs))
+        libs.append(Library(n, spv, incs, own))
     return libs
 
 
@@ -110,10 +118,22 @@ def build_modules(tc, work, shapes, libs, shared):
                                defines=[f'ZEXB_VARIANT={num}'])
             mods.append((shape, v, None, kname, open(spv, 'rb').read()))
         for lib in libs:
-            for style, num in [('', ZEXB_ZEX)] + ([('-shared', ZEXB_ZEX_SHARED)] if shared else []):
+            styles = [('', ZEXB_ZEX)]
+            if shared and lib.label == 'zex':   # the hand-written block cross-checks the pass once
+                styles += [('-shared', ZEXB_ZEX_SHARED)]
+            if shared and not lib.own_header:
+                styles += [('-merged', ZEXB_ZEX)]
+            for style, num in styles:
                 tag = f'{shape}_{lib.label}{style}'
                 user = tc.cl_to_spv(path, os.path.join(work, f'{tag}_user.spv'),
                                     includes=[kdir] + lib.includes, defines=[f'ZEXB_VARIANT={num}'])
+                if style == '-merged':   # the link-time pass prototype (merge_throw_sites.py)
+                    with open(user, 'rb') as f:
+                        merged = merge_throw_sites.merge_throw_sites(f.read())
+                    user = os.path.join(work, f'{tag}_user_merged.spv')
+                    with open(user, 'wb') as f:
+                        f.write(merged)
+                    tc.validate(user)
                 linked = tc.link([user, lib.spv], os.path.join(work, f'{tag}.spv'))
                 for level in LEVELS:
                     out = tc.specialize(linked, os.path.join(work, f'{tag}{level}.spv'),
@@ -129,24 +149,26 @@ def measure(ocloc, mods, devices, runs, log):
     for rep in range(runs + 1):
         t0 = time.perf_counter()
         for (shape, variant, level, kname, spv), dev in order:
-            zebin, dt = ocloc.compile(spv, dev)
+            zebin, dt, ct = ocloc.compile(spv, dev)
             key = (shape, variant, dev)
             if key not in rows:
                 r = {'shape': shape, 'variant': variant, 'level': '' if level is None else level,
                      'device': dev, 'spirv_bytes': len(spv)}
                 r.update(igclib.zebin_metrics(zebin, kname))
-                r['times'] = []
+                r['times'], r['cpu_times'] = [], []
                 rows[key] = r
             elif igclib.zebin_metrics(zebin, kname)['isa_bytes'] != rows[key]['isa_bytes']:
                 raise igclib.ToolError(f'non-deterministic ISA size for {key}')
             if rep > 0:   # round 0 warms IGC's lazily loaded parts and is not timed
                 rows[key]['times'].append(dt)
+                rows[key]['cpu_times'].append(ct)
         log(f'  round {rep}/{runs}: {len(order)} compiles in {time.perf_counter() - t0:.1f} s'
             + (' (warm-up, not timed)' if rep == 0 else ''))
     out = []
     for r in rows.values():
         r['compile_ms'] = round(1000 * statistics.median(r['times']), 2)
         r['compile_ms_min'] = round(1000 * min(r['times']), 2)
+        r['compile_cpu_ms'] = round(1000 * statistics.median(r.pop('cpu_times')), 2)
         r['runs'] = len(r.pop('times'))
         out.append(r)
     return out
@@ -161,6 +183,7 @@ def add_ratios(rows):
         r['isa_vs_silent'] = round(r['isa_bytes'] / s['isa_bytes'], 3) if s else ''
         r['isa_vs_nocheck'] = round(r['isa_bytes'] / n['isa_bytes'], 3) if n else ''
         r['time_vs_nocheck'] = round(r['compile_ms'] / n['compile_ms'], 3) if n else ''
+        r['cpu_vs_nocheck'] = round(r['compile_cpu_ms'] / n['compile_cpu_ms'], 3) if n else ''
 
 
 def evaluate_targets(rows, libs, devices):
@@ -172,11 +195,11 @@ def evaluate_targets(rows, libs, devices):
     present = {r['variant'] for r in rows}
     res = []
     for lib in libs:
-        for style in ('', '-shared'):
+        for style in STYLES:
             names = [f'{lib.label}{lv}{style}' for lv in LEVELS]
             if not any(n in present for n in names):
                 continue
-            label = lib.label + (' (one throw block per kernel)' if style else '')
+            label = lib.label + STYLE_LABELS[style]
             for dev in devices:
                 mem = [(r['shape'], r['variant'], r['per_thread_memory_bytes']) for r in rows
                        if r['device'] == dev and r['variant'] in names]
@@ -193,9 +216,10 @@ def evaluate_targets(rows, libs, devices):
                     x = l2['isa_bytes'] / g('silent')['isa_bytes']
                     res.append((label, 'gather17 level-2 ISA / silent ISA', dev, round(x, 3), 3.0, x <= 3.0, ''))
                 if l1 and g('nocheck'):
-                    x = l1['compile_ms'] / g('nocheck')['compile_ms']
-                    res.append((label, 'gather17 level-1 compile time / nocheck', dev, round(x, 3), 1.25,
-                                x <= 1.25, ''))
+                    x = l1['compile_cpu_ms'] / g('nocheck')['compile_cpu_ms']
+                    w = l1['compile_ms'] / g('nocheck')['compile_ms']
+                    res.append((label, 'gather17 level-1 compile CPU time / nocheck', dev, round(x, 3), 1.25,
+                                x <= 1.25, f'wall-clock ratio {w:.3f}'))
                 narrowed = [f"{r['shape']}/{r['variant']}: SIMD{r['simd_size']}" for r in rows
                             if r['device'] == dev and r['variant'] in names
                             and idx.get((r['shape'], dev, 'silent'))
@@ -207,7 +231,8 @@ def evaluate_targets(rows, libs, devices):
 
 COLS = ['shape', 'device', 'variant', 'level', 'isa_bytes', 'isa_vs_silent', 'isa_vs_nocheck', 'grf_count',
         'simd_size', 'private_bytes', 'spill_bytes', 'scratch_bytes', 'per_thread_memory_bytes',
-        'has_stack_calls', 'other_text_bytes', 'compile_ms', 'compile_ms_min', 'time_vs_nocheck', 'runs',
+        'has_stack_calls', 'other_text_bytes', 'compile_cpu_ms', 'cpu_vs_nocheck', 'compile_ms', 'compile_ms_min',
+        'time_vs_nocheck', 'runs',
         'spirv_bytes']
 
 
@@ -222,21 +247,23 @@ def write_outputs(out, rows, targets, meta):
                    'targets': [dict(zip(['library', 'target', 'device', 'value', 'limit', 'ok', 'detail'], t))
                                for t in targets]}, f, indent=1, default=str)
     md = []
-    md.append(f"ocloc: {meta['ocloc']}; intel-opencl-icd {meta['ocloc_version']}; median of "
-              f"{meta['runs']} compiles; device library: {meta['device_library']}; header: {meta['header']}.")
+    md.append(f"ocloc: {meta['ocloc']}; intel-opencl-icd {meta['ocloc_version']}; compile times are medians "
+              f"of {meta['runs']} compiles (CPU time of the compile, and wall clock); device library: "
+              f"{meta['device_library']}; header: {meta['header']}; {meta['date_utc']} UTC.")
     md.append('')
     for dev in meta['devices']:
         md.append(f'#### {dev}')
         md.append('')
         md.append('| shape | variant | ISA bytes | × silent | × nocheck | GRF | SIMD | private+spill B/thread '
-                  '| compile ms (median) | × nocheck time |')
-        md.append('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|')
+                  '| compile CPU ms | × nocheck | compile wall ms | × nocheck |')
+        md.append('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|')
         for r in rows:
             if r['device'] != dev:
                 continue
             md.append(f"| {r['shape']} | {r['variant']} | {r['isa_bytes']} | {r['isa_vs_silent']} | "
                       f"{r['isa_vs_nocheck']} | {r['grf_count']} | {r['simd_size']} | "
-                      f"{r['per_thread_memory_bytes']} | {r['compile_ms']} | {r['time_vs_nocheck']} |")
+                      f"{r['per_thread_memory_bytes']} | {r['compile_cpu_ms']} | {r['cpu_vs_nocheck']} | "
+                      f"{r['compile_ms']} | {r['time_vs_nocheck']} |")
         md.append('')
     md.append('#### Targets')
     md.append('')
@@ -272,7 +299,7 @@ def main(argv=None):
     ap.add_argument('--protos', default='', help="device-library prototypes from bench/igc/proto/ ('all')")
     ap.add_argument('--no-zex', action='store_true', help='skip the project device library')
     ap.add_argument('--no-shared', action='store_true',
-                    help='skip the one-throw-block-per-kernel call-site variants (<lib><level>-shared)')
+                    help='skip the shared-throw-block variants (<lib><level>-shared, <lib><level>-merged)')
     ap.add_argument('--process', action='store_true', help='run the ocloc executable per compile')
     ap.add_argument('--skip-ok', action='store_true', help='exit 0, not 77, when ocloc is missing')
     a = ap.parse_args(argv)
@@ -304,7 +331,7 @@ def main(argv=None):
         log(f'igc_bench: {e}')
         return 1
     order = {v: i for i, v in enumerate(list(BASE_VARIANTS) + [f'{lb.label}{lv}{st}' for lb in libs
-                                                                 for st in ('', '-shared') for lv in LEVELS])}
+                                                                 for st in STYLES for lv in LEVELS])}
     rows.sort(key=lambda r: (devices.index(r['device']), shapes.index(r['shape']), order[r['variant']]))
     add_ratios(rows)
     targets = evaluate_targets(rows, libs, devices)

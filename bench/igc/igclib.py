@@ -72,6 +72,11 @@ class Toolchain:
         run([self.llvm_spirv, bc, '-o', out], 'llvm-spirv-15')
         return out
 
+    def validate(self, spv):
+        """spirv-val, when installed."""
+        if self.spirv_val:
+            run([self.spirv_val, spv], 'spirv-val')
+
     def link(self, modules, out):
         """spirv-link, user module first, then the library (ABI.md)."""
         run([self.spirv_link, *modules, '-o', out], 'spirv-link')
@@ -131,7 +136,9 @@ class Ocloc:
                 '-q', '-output', 'k', '-output_no_suffix']
 
     def compile(self, spv_bytes, device):
-        """Compiles SPIR-V for `device`; returns (zebin bytes, seconds). Raises ToolError."""
+        """Compiles SPIR-V for `device`; returns (zebin bytes, wall seconds, CPU seconds). CPU time is
+        this process's (in process) or the child's (executable): what the compile cost, whatever else
+        the machine was doing. Raises ToolError."""
         if self.lib is not None:
             return self._compile_lib(spv_bytes, device)
         return self._compile_exe(spv_bytes, device)
@@ -148,31 +155,32 @@ class Ocloc:
         data = P(P(ctypes.c_uint8))()
         ln = P(ctypes.c_uint64)()
         nm = P(ctypes.c_char_p)()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         rc = self.lib.oclocInvoke(len(argl), argv, 1, srcs, lens, names, 0, None, None, None,
                                   ctypes.byref(n), ctypes.byref(data), ctypes.byref(ln), ctypes.byref(nm))
-        dt = time.perf_counter() - t0
+        dt, ct = time.perf_counter() - t0, time.process_time() - c0
         outs = {nm[i].decode(): ctypes.string_at(data[i], ln[i]) for i in range(n.value)}
         self.lib.oclocFreeOutput(ctypes.byref(n), ctypes.byref(data), ctypes.byref(ln), ctypes.byref(nm))
         if rc != 0 or 'k' not in outs:
             log = b''.join(v for k, v in outs.items() if k.endswith('.log')).decode(errors='replace')
             raise ToolError(f'ocloc (libocloc) failed ({rc}) for {device}:\n{log}')
-        return outs['k'], dt
+        return outs['k'], dt, ct
 
     def _compile_exe(self, spv, device):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, 'k.spv'), 'wb') as f:
                 f.write(spv)
-            t0 = time.perf_counter()
+            c0, t0 = os.times(), time.perf_counter()
             r = subprocess.run([self.exe] + self.args(device), cwd=d, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT)
-            dt = time.perf_counter() - t0
+            dt, c1 = time.perf_counter() - t0, os.times()
+            ct = (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
             out = os.path.join(d, 'k')
             if r.returncode != 0 or not os.path.exists(out):
                 raise ToolError(f'ocloc failed ({r.returncode}) for {device}:\n'
                                 + r.stdout.decode(errors='replace'))
             with open(out, 'rb') as f:
-                return f.read(), dt
+                return f.read(), dt, ct
 
 
 # ----------------------------------------------------------------------------------------------------
