@@ -1,4 +1,4 @@
-# cmake -DIN=<file.spv> -DOUT=<file.cpp> -P embed_spirv.cmake
+# cmake -DIN=<file.spv> -DOUT=<file.cpp> -DNAME=<function> -P embed_spirv.cmake
 # Writes a C++ file holding the device library's words, so that zex carries it with no file at run
 # time. An absent IN (zex built without device/) gives an empty library; zex::Module then says so.
 set(words "")
@@ -20,7 +20,7 @@ file(WRITE "${OUT}.tmp"
 "namespace zex {\nnamespace detail {\nnamespace {\n"
 "const uint32_t kWords[] = {${words} 0u};\n"
 "}  // namespace\n"
-"const std::vector<uint32_t>& device_library() {\n"
+"const std::vector<uint32_t>& ${NAME}() {\n"
 "  static const std::vector<uint32_t> words(kWords, kWords + ${count});\n"
 "  return words;\n}\n"
 "}  // namespace detail\n}  // namespace zex\n")

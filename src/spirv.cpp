@@ -5,7 +5,9 @@
 #include <spirv-tools/libspirv.hpp>
 #include <spirv-tools/linker.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,6 +54,111 @@ struct Diagnostics {
   }
 };
 
+// One parsed instruction: where it is and which of its words are <id> operands.
+struct ParsedInst {
+  size_t offset;
+  uint16_t num_words;
+  uint16_t opcode;
+  uint32_t result_id;
+  std::vector<uint16_t> id_words;  // offsets (in the instruction) of SPV_OPERAND_TYPE_ID operands
+  uint32_t first_operand = 0;      // the first operand word, when there is one
+  uint32_t second_operand = 0;
+  uint32_t third_operand = 0;
+};
+
+struct ParseState {
+  const uint32_t* base;
+  std::vector<ParsedInst> insts;
+};
+
+spv_result_t on_instruction(void* user, const spv_parsed_instruction_t* in) {
+  auto* st = static_cast<ParseState*>(user);
+  ParsedInst p{static_cast<size_t>(in->words - st->base), in->num_words, in->opcode, in->result_id, {}};
+  for (uint16_t i = 0; i < in->num_operands; ++i) {
+    const spv_parsed_operand_t& op = in->operands[i];
+    if (op.type == SPV_OPERAND_TYPE_ID) p.id_words.push_back(op.offset);
+  }
+  if (in->num_words > 1) p.first_operand = in->words[1];
+  if (in->num_words > 2) p.second_operand = in->words[2];
+  if (in->num_words > 3) p.third_operand = in->words[3];
+  st->insts.push_back(std::move(p));
+  return SPV_SUCCESS;
+}
+
+// Both modules declare the work-item built-ins they use (e.g. __spirv_BuiltInGlobalInvocationId) as
+// imported variables; nobody exports them, so the linker keeps one variable per module. The result
+// is valid SPIR-V, but the LLVM SPIR-V translator recognizes a built-in variable by its name and
+// turns the second one (renamed "....2" in LLVM) into an invalid internal declaration. So: one
+// variable per (built-in, type), every use and entry-point interface redirected to it.
+std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words, spv_target_env env) {
+  constexpr uint16_t kOpName = 5, kOpEntryPoint = 15, kOpVariable = 59, kOpDecorate = 71,
+                     kOpMemberDecorate = 72, kOpDecorateId = 332, kOpDecorateString = 5632;
+  constexpr uint32_t kDecorationBuiltIn = 11;
+  ParseState st{words.data(), {}};
+  spv_context ctx = spvContextCreate(env);
+  spv_diagnostic diag = nullptr;
+  const spv_result_t r =
+      spvBinaryParse(ctx, &st, words.data(), words.size(), nullptr, on_instruction, &diag);
+  spvDiagnosticDestroy(diag);
+  spvContextDestroy(ctx);
+  if (r != SPV_SUCCESS) return words;  // the validator reports what is wrong
+
+  std::map<uint32_t, uint32_t> builtin_of;  // variable id -> BuiltIn
+  for (const auto& in : st.insts)
+    if (in.opcode == kOpDecorate && in.num_words >= 4 && in.second_operand == kDecorationBuiltIn)
+      builtin_of[in.first_operand] = in.third_operand;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> canonical;  // (built-in, type) -> first variable
+  std::map<uint32_t, uint32_t> replace;                          // duplicate -> canonical
+  for (const auto& in : st.insts) {
+    if (in.opcode != kOpVariable) continue;
+    auto b = builtin_of.find(in.result_id);
+    if (b == builtin_of.end()) continue;
+    auto key = std::make_pair(b->second, in.first_operand);  // first operand: the result type
+    auto [it, fresh] = canonical.emplace(key, in.result_id);
+    if (!fresh) replace[in.result_id] = it->second;
+  }
+  if (replace.empty()) return words;
+
+  auto target = [&](uint32_t id) { return replace.count(id) != 0; };
+  std::vector<uint32_t> out(words.begin(), words.begin() + 5);
+  for (const auto& in : st.insts) {
+    const uint32_t* w = words.data() + in.offset;
+    switch (in.opcode) {
+      case kOpVariable:
+        if (target(in.result_id)) continue;
+        break;
+      case kOpName:
+      case kOpDecorate:
+      case kOpMemberDecorate:
+      case kOpDecorateId:
+      case kOpDecorateString:
+        if (target(in.first_operand)) continue;
+        break;
+      case kOpEntryPoint: {
+        // Execution model, function, name (a literal string), then the interface ids.
+        size_t i = 3;
+        while (i < in.num_words && (w[i] >> 24) != 0) ++i;
+        ++i;  // the word holding the string's NUL
+        std::vector<uint32_t> ep(w, w + std::min<size_t>(i, in.num_words));
+        for (size_t k = i; k < in.num_words; ++k) {
+          uint32_t id = target(w[k]) ? replace[w[k]] : w[k];
+          if (std::find(ep.begin() + static_cast<std::ptrdiff_t>(i), ep.end(), id) == ep.end()) ep.push_back(id);
+        }
+        ep[0] = (static_cast<uint32_t>(ep.size()) << 16) | kOpEntryPoint;
+        out.insert(out.end(), ep.begin(), ep.end());
+        continue;
+      }
+      default:
+        break;
+    }
+    const size_t at = out.size();
+    out.insert(out.end(), w, w + in.num_words);
+    for (uint16_t off : in.id_words)
+      if (target(out[at + off])) out[at + off] = replace[out[at + off]];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<uint32_t> spirv_words(const void* data, size_t size_bytes) {
@@ -88,7 +195,11 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
 }
 
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user) {
-  const std::vector<uint32_t>& lib = device_library();
+  // A module of SPIR-V 1.0-1.3 gets the library built as 1.3: the linked module takes the higher of
+  // the two versions, and a driver that accepts the user's 1.3 may not accept 1.4.
+  const uint32_t minor = user.size() > 1 ? (user[1] >> 8) & 0xff : 0;
+  const bool old = (user.size() > 1 && (user[1] >> 16) == 1 && minor <= 3);
+  const std::vector<uint32_t>& lib = old && !device_library_1_3().empty() ? device_library_1_3() : device_library();
   if (lib.empty())
     throw std::runtime_error(
         "zex::Module: this zex library was built without its device library (zex_device.spv); "
@@ -111,6 +222,9 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
     throw std::invalid_argument("zex::Module: linking the module with the zex device library failed; "
                                 "SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
+  linked = merge_duplicate_builtins(linked, env_for(user));
+  // What zex hands the driver must be valid too; an error here is zex's bug, not the user's.
+  validate_spirv(linked, "the module linked with the zex device library");
   return linked;
 }
 

@@ -1,1 +1,44 @@
-# The zex library's test suites: one file per public header, tests/<name>_test.cpp.
+# The zex library's test suites: one file per public header, tests/<name>_test.cpp, in one binary.
+# End-to-end suites reach zex-cpu through the system loader (zex_add_l0_test sets
+# ZE_ENABLE_ALT_DRIVERS); decoder, exception and error suites need no device.
+
+set(ZEX_TEST_KERNEL_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/kernels/zex_test_kernels.cl)
+set(ZEX_TEST_KERNEL_SPV ${CMAKE_CURRENT_BINARY_DIR}/kernels/zex_test_kernels.spv)
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/kernels)
+zex_add_spirv(${ZEX_TEST_KERNEL_SPV}
+  SOURCE ${ZEX_TEST_KERNEL_SOURCE}
+  INCLUDES ${ZEX_DEVICE_INCLUDES}
+  DEPENDS ${PROJECT_SOURCE_DIR}/device/include/zex/device.h ${PROJECT_SOURCE_DIR}/include/zex/abi.h)
+add_custom_target(zex_test_kernels DEPENDS ${ZEX_TEST_KERNEL_SPV})
+
+add_executable(zex_tests
+  error_test.cpp
+  exception_test.cpp
+  decoder_test.cpp
+  context_test.cpp
+  module_test.cpp
+  slab_test.cpp
+  stream_test.cpp
+  tracing_test.cpp)
+add_dependencies(zex_tests zex_test_kernels)
+target_compile_definitions(zex_tests PRIVATE
+  ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
+  ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}")
+target_link_libraries(zex_tests PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
+zex_target_warnings(zex_tests)
+if(TARGET ze_zex_cpu)
+  add_dependencies(zex_tests ze_zex_cpu)  # loaded at run time through the loader
+endif()
+
+# The whole suite; Tracing.* and NoDriver.* skip themselves here and run in their own entries below.
+zex_add_l0_test(zex_tests COMMAND zex_tests)
+# Again under the loader's validation layer: zex must make only valid Level Zero calls.
+zex_add_l0_test(zex_tests_validation COMMAND zex_tests --gtest_filter=-Tracing.*:NoDriver.*
+                ENV ${ZEX_VALIDATION_ENV})
+# The tracing layer must be on at zeInit, so the counting tests get a process of their own.
+zex_add_l0_test(zex_tests_tracing COMMAND zex_tests --gtest_filter=Tracing.* ENV ZE_ENABLE_TRACING_LAYER=1)
+# No driver at all: the loader is pointed at a file that does not exist.
+add_test(NAME zex_tests_no_driver COMMAND zex_tests --gtest_filter=NoDriver.*)
+set_tests_properties(zex_tests_no_driver PROPERTIES
+  ENVIRONMENT "ZE_ENABLE_ALT_DRIVERS=${CMAKE_CURRENT_BINARY_DIR}/no-such-driver/libze_none.so;ZEX_TEST_NO_DRIVER=1"
+  TIMEOUT 120)

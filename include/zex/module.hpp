@@ -34,8 +34,10 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what);
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user);
 /// The names of the module's kernels (OpEntryPoint Kernel).
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);
-/// The embedded device library (SPIR-V words); empty if zex was built without it.
+/// The embedded device library (SPIR-V 1.4 words); empty if zex was built without it.
 const std::vector<uint32_t>& device_library();
+/// The same library as SPIR-V 1.3, for user modules of SPIR-V 1.0-1.3.
+const std::vector<uint32_t>& device_library_1_3();
 
 constexpr int kLevels = 3;
 

@@ -1,0 +1,225 @@
+// The report decoder (include/zex/decoder.hpp) on hand-made hostile reports: every string address is
+// validated against a fake address space, reads are bounded, nothing is ever dereferenced.
+#include <zex/decoder.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+// A fake device address space: allocations at chosen addresses. Records every read so that tests
+// can assert the bounds the decoder asked for.
+class FakeMemory : public zex::detail::MemoryReader {
+ public:
+  void add(uint64_t base, std::vector<unsigned char> bytes) { allocs_[base] = std::move(bytes); }
+  void add(uint64_t base, const std::string& s, bool nul = true) {
+    std::vector<unsigned char> b(s.begin(), s.end());
+    if (nul) b.push_back(0);
+    add(base, std::move(b));
+  }
+
+  std::optional<std::pair<uint64_t, uint64_t>> range(uint64_t a) override {
+    ++range_calls;
+    if (lie) return lie_range;
+    for (auto& [base, bytes] : allocs_)
+      if (a >= base && a - base < bytes.size()) return std::make_pair(base, uint64_t(bytes.size()));
+    return std::nullopt;
+  }
+  void read(std::vector<zex::detail::ReadRequest>& reqs) override {
+    for (auto& q : reqs) {
+      reads.push_back({q.address, q.size});
+      if (fail_reads) continue;
+      for (auto& [base, bytes] : allocs_) {
+        if (q.address >= base && q.address - base + q.size <= bytes.size()) {
+          auto* p = bytes.data() + (q.address - base);
+          q.out.assign(p, p + q.size);
+          q.ok = true;
+        }
+      }
+      // A read the decoder was not allowed to make (outside every allocation) is left !ok, and
+      // recorded: the tests assert it never happens.
+      if (!q.ok) bad_reads++;
+    }
+  }
+
+  int range_calls = 0;
+  int bad_reads = 0;
+  bool fail_reads = false;
+  bool lie = false;
+  std::optional<std::pair<uint64_t, uint64_t>> lie_range;
+  std::vector<std::pair<uint64_t, size_t>> reads;
+
+ private:
+  std::map<uint64_t, std::vector<unsigned char>> allocs_;
+};
+
+zex_report_t report() {
+  zex_report_t r;
+  std::memset(&r, 0, sizeof r);
+  r.status = ZEX_STATUS_THROWN;
+  r.debug_level = 2;
+  r.launch_id = 5;
+  r.abi_version = ZEX_ABI_VERSION;
+  return r;
+}
+
+}  // namespace
+
+TEST(Decoder, ReadsValidStrings) {
+  FakeMemory m;
+  m.add(0x1000, "BoundsError");
+  m.add(0x2000, "Out-of-bounds array access");
+  m.add(0x3000, std::string("vadd\0/k.cl", 10));  // two strings in one allocation
+  auto r = report();
+  r.name = 0x1000;
+  r.reason = 0x2000;
+  r.frame_count = 1;
+  r.frames[0] = {0x3000, 0x3005, 12, 0};
+  r.global_id[0] = 9;
+  auto d = zex::detail::decode_report(r, m);
+  EXPECT_EQ(d.name, "BoundsError");
+  EXPECT_EQ(d.reason, "Out-of-bounds array access");
+  ASSERT_EQ(d.frames.size(), 1u);
+  EXPECT_EQ(d.frames[0].function, "vadd");
+  EXPECT_EQ(d.frames[0].file, "/k.cl");
+  EXPECT_EQ(d.frames[0].line, 12u);
+  EXPECT_EQ(d.global_id[0], 9u);
+  EXPECT_EQ(d.launch_id, 5u);
+  EXPECT_EQ(m.bad_reads, 0);
+  // Each read stops at its allocation's end.
+  for (auto& [a, n] : m.reads) {
+    if (a == 0x3005) {
+      EXPECT_EQ(n, 6u);  // "/k.cl" and its NUL, up to the allocation's end
+    }
+    if (a == 0x1000) {
+      EXPECT_EQ(n, 12u);
+    }
+  }
+}
+
+TEST(Decoder, ZeroAddressesAreNotRecorded) {
+  FakeMemory m;
+  auto r = report();
+  auto d = zex::detail::decode_report(r, m);
+  EXPECT_EQ(d.name, "");
+  EXPECT_EQ(d.reason, "");
+  EXPECT_EQ(m.range_calls, 0);
+  EXPECT_TRUE(m.reads.empty());
+}
+
+TEST(Decoder, AddressOutsideEveryAllocationIsInvalidAndNeverRead) {
+  FakeMemory m;
+  m.add(0x1000, "ok");
+  auto r = report();
+  r.name = 0xdeadbeef;
+  r.reason = 0xffffffffffffffffull;
+  auto d = zex::detail::decode_report(r, m);
+  EXPECT_EQ(d.name, "<invalid address 0xdeadbeef>");
+  EXPECT_EQ(d.reason, "<invalid address 0xffffffffffffffff>");
+  EXPECT_TRUE(m.reads.empty());
+}
+
+TEST(Decoder, ALyingRangeIsNotTrusted) {
+  FakeMemory m;
+  m.lie = true;
+  auto r = report();
+  r.name = 0x5000;
+  // Allocation said to start after the address.
+  m.lie_range = std::make_pair(uint64_t(0x6000), uint64_t(0x100));
+  EXPECT_EQ(zex::detail::decode_report(r, m).name, "<invalid address 0x5000>");
+  // Allocation said to end before the address.
+  m.lie_range = std::make_pair(uint64_t(0x4000), uint64_t(0x1000));
+  EXPECT_EQ(zex::detail::decode_report(r, m).name, "<invalid address 0x5000>");
+  // Zero-sized.
+  m.lie_range = std::make_pair(uint64_t(0x5000), uint64_t(0));
+  EXPECT_EQ(zex::detail::decode_report(r, m).name, "<invalid address 0x5000>");
+  // A size that would overflow base + size: the read is still capped at 4 KiB.
+  m.lie_range = std::make_pair(uint64_t(0x5000), ~uint64_t(0));
+  zex::detail::decode_report(r, m);
+  ASSERT_FALSE(m.reads.empty());
+  EXPECT_EQ(m.reads.back().second, zex::detail::kMaxString);
+}
+
+TEST(Decoder, StringWithoutNulStopsAtTheAllocationEnd) {
+  FakeMemory m;
+  m.add(0x1000, "unterminated", /*nul=*/false);
+  auto r = report();
+  r.name = 0x1004;
+  auto d = zex::detail::decode_report(r, m);
+  EXPECT_EQ(d.name, "rminated...");
+  ASSERT_EQ(m.reads.size(), 1u);
+  EXPECT_EQ(m.reads[0].second, 8u);
+  EXPECT_EQ(m.bad_reads, 0);
+}
+
+TEST(Decoder, LongStringsAreCutAt4KiB) {
+  FakeMemory m;
+  m.add(0x10000, std::string(100000, 'x'));
+  auto r = report();
+  r.reason = 0x10000;
+  auto d = zex::detail::decode_report(r, m);
+  EXPECT_EQ(d.reason, std::string(4096, 'x') + "...");
+  EXPECT_EQ(m.reads[0].second, 4096u);
+}
+
+TEST(Decoder, NonPrintableBytesAreEscaped) {
+  FakeMemory m;
+  m.add(0x1000, std::vector<unsigned char>{'a', '\n', 0x7f, 0xff, 'b', 0, 'c'});
+  auto r = report();
+  r.name = 0x1000;
+  EXPECT_EQ(zex::detail::decode_report(r, m).name, "a\\x0a\\x7f\\xffb");
+}
+
+TEST(Decoder, FrameCountIsClamped) {
+  FakeMemory m;
+  m.add(0x1000, "f");
+  auto r = report();
+  r.frame_count = 0xffffffffu;
+  for (auto& f : r.frames) f = {0x1000, 0x1000, 1, 0};
+  auto d = zex::detail::decode_report(r, m);
+  EXPECT_EQ(d.frame_count, 16u);
+  EXPECT_EQ(d.frames.size(), 16u);
+  // The shared string is validated and read once.
+  EXPECT_EQ(m.reads.size(), 1u);
+}
+
+TEST(Decoder, FailedCopiesShowAsInvalid) {
+  FakeMemory m;
+  m.add(0x1000, "name");
+  m.fail_reads = true;
+  auto r = report();
+  r.name = 0x1000;
+  EXPECT_EQ(zex::detail::decode_report(r, m).name, "<invalid address 0x1000>");
+}
+
+TEST(Decoder, MissingFrameStringsAreNamedUnknown) {
+  FakeMemory m;
+  auto r = report();
+  r.frame_count = 1;
+  r.frames[0] = {0, 0, 3, 0};
+  auto d = zex::detail::decode_report(r, m);
+  ASSERT_EQ(d.frames.size(), 1u);
+  EXPECT_EQ(d.frames[0].function, "<unknown function>");
+  EXPECT_EQ(d.frames[0].file, "<unknown file>");
+}
+
+TEST(Decoder, CorruptLevelFallsBackToTheLaunchLevel) {
+  FakeMemory m;
+  m.add(0x1000, "E");
+  auto r = report();
+  r.debug_level = 77;
+  r.name = 0x1000;
+  auto info = zex::detail::exception_info(zex::detail::decode_report(r, m), "k", "d", 1);
+  EXPECT_EQ(info.debug_level, 1);
+  EXPECT_EQ(info.name, "E");
+  EXPECT_FALSE(info.global_id.has_value());
+  // And a level-0 report hides whatever strings a buggy device left in it.
+  r.debug_level = 0;
+  info = zex::detail::exception_info(zex::detail::decode_report(r, m), "k", "d", 2);
+  EXPECT_EQ(info.debug_level, 0);
+  EXPECT_EQ(info.name, "");
+}

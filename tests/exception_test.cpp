@@ -1,0 +1,91 @@
+// zex::KernelException's messages (DESIGN.md §4), from hand-made infos: no device needed. The
+// end-to-end tests in stream_test.cpp check the same texts on real reports.
+#include <zex/exception.hpp>
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+zex::KernelExceptionInfo info(int level) {
+  zex::KernelExceptionInfo i;
+  i.debug_level = level;
+  i.kernel_name = "vadd";
+  i.device_name = "dev0";
+  i.launch_id = 7;
+  if (level >= 1) {
+    i.name = "BoundsError";
+    i.reason = "Out-of-bounds array access";
+  }
+  if (level >= 2) {
+    i.global_id = std::array<uint64_t, 3>{1000, 0, 0};
+    i.group_id = std::array<uint64_t, 3>{3, 0, 0};
+    i.local_id = std::array<uint64_t, 3>{232, 0, 0};
+    i.frames = {{"vadd", "/src/k.cl", 8}, {"caller", "/src/k.cl", 20}};
+  }
+  return i;
+}
+
+}  // namespace
+
+TEST(KernelExceptionMessage, Level0) {
+  zex::KernelException e(info(0));
+  EXPECT_STREQ(e.what(),
+               "KernelException: An exception was thrown in kernel 'vadd' on dev0\n"
+               "Hint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
+               "the exception's name and reason.");
+  EXPECT_EQ(e.name(), "");
+  EXPECT_EQ(e.reason(), "");
+  EXPECT_FALSE(e.global_id().has_value());
+  EXPECT_TRUE(e.frames().empty());
+}
+
+TEST(KernelExceptionMessage, Level1) {
+  zex::KernelException e(info(1));
+  EXPECT_STREQ(e.what(),
+               "KernelException: A BoundsError was thrown in kernel 'vadd' on dev0: Out-of-bounds array access\n"
+               "Hint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
+               "the work-item that threw and a stacktrace.");
+  EXPECT_EQ(e.name(), "BoundsError");
+  EXPECT_EQ(e.reason(), "Out-of-bounds array access");
+  EXPECT_EQ(e.kernel_name(), "vadd");
+  EXPECT_EQ(e.device_name(), "dev0");
+  EXPECT_EQ(e.debug_level(), 1);
+  EXPECT_EQ(e.launch_id(), 7u);
+}
+
+TEST(KernelExceptionMessage, Level2) {
+  zex::KernelException e(info(2));
+  EXPECT_STREQ(e.what(),
+               "KernelException: A BoundsError was thrown in kernel 'vadd' on dev0: Out-of-bounds array access\n"
+               "Thrown by work-item (1000, 0, 0) in work-group (3, 0, 0).\n"
+               "Stacktrace:\n"
+               " [1] vadd at /src/k.cl:8\n"
+               " [2] caller at /src/k.cl:20");
+  ASSERT_TRUE(e.local_id().has_value());
+  EXPECT_EQ((*e.local_id())[0], 232u);
+  ASSERT_EQ(e.frames().size(), 2u);
+  EXPECT_EQ(e.frames()[0].function, "vadd");
+  EXPECT_EQ(e.frames()[0].line, 8u);
+}
+
+TEST(KernelExceptionMessage, VowelNamesTakeAn) {
+  auto i = info(1);
+  i.name = "ArgumentError";
+  i.reason = "";
+  zex::KernelException e(i);
+  EXPECT_EQ(std::string(e.what()).rfind(
+                "KernelException: An ArgumentError was thrown in kernel 'vadd' on dev0\nHint:", 0),
+            0u)
+      << e.what();
+}
+
+TEST(KernelExceptionMessage, IsARuntimeError) {
+  try {
+    throw zex::KernelException(info(1));
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("BoundsError"), std::string::npos);
+  }
+}

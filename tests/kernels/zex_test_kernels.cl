@@ -1,0 +1,43 @@
+// Kernels of the zex library's end-to-end tests (tests/*_test.cpp). The tests find the line numbers
+// of the throws through the LINE: markers, so keep one marker per line.
+#include <zex/device.h>
+
+__kernel void vadd(__global float* c, __global const float* a, __global const float* b, uint n,
+                   zex_state_t zex) {
+  size_t i = get_global_id(0);
+  ZEX_CHECK_BOUNDS(zex, i, n);  // LINE:vadd
+  c[i] = a[i] + b[i];
+}
+
+// Exactly one work-item throws: the one at (x, y), in a 2-D launch.
+__kernel void throw_at(__global int* out, uint x, uint y, zex_state_t zex) {
+  size_t gx = get_global_id(0), gy = get_global_id(1);
+  if (gx == x && gy == y) ZEX_THROW(zex, "DomainError", "sqrt of a negative number");  // LINE:throw_at
+  out[gy * get_global_size(0) + gx] = 1;
+}
+
+// Throws (from work-item 0) only when asked: streams and threads decide per launch.
+__kernel void maybe_throw(__global uint* count, uint do_throw, zex_state_t zex) {
+  if (do_throw != 0u && get_global_id(0) == 0) ZEX_THROW(zex, "StreamError", "asked to throw");
+  atomic_inc(count);
+}
+
+__kernel void noop(zex_state_t zex) {}
+
+// A __local argument (zex::local): sums each work-group's inputs into out[group].
+__kernel void group_sum(__global const float* in, __global float* out, __local float* scratch,
+                        zex_state_t zex) {
+  size_t l = get_local_id(0), n = get_local_size(0);
+  scratch[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) {
+    float s = 0.0f;
+    for (size_t k = 0; k < n; ++k) s += scratch[k];
+    out[get_group_id(0)] = s;
+  }
+}
+
+// A kernel that throws a name with non-printable bytes: the host must escape them.
+__kernel void throw_odd_name(zex_state_t zex) {
+  if (get_global_id(0) == 0) ZEX_THROW(zex, "Bad\tName\x01", "reason with a newline\n");
+}

@@ -1,0 +1,176 @@
+// zex::Module and zex::Kernel (include/zex/module.hpp): validation, linking, lazy per-level builds,
+// kernel lookup, argument counts.
+#include "zex_fixture.hpp"
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+using zex_test::env;
+
+TEST(Module, ListsItsKernelsAndBuildsLazily) {
+  auto& e = env();
+  zex::Module mod(e.dev, zex_test::read_file(zex_test::kernel_spv()));
+  const auto& names = mod.kernel_names();
+  for (const char* k : {"vadd", "throw_at", "maybe_throw", "noop", "group_sum"})
+    EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
+  EXPECT_EQ(mod.kernel("vadd").name(), "vadd");
+  // The linked module carries the device library.
+  std::vector<uint32_t> user = zex::detail::spirv_words(zex_test::read_file(zex_test::kernel_spv()).data(),
+                                                        zex_test::read_file(zex_test::kernel_spv()).size());
+  EXPECT_GT(mod.spirv().size(), user.size());
+  // Each level is its own driver module, built on demand.
+  ze_module_handle_t m0 = mod.handle(0), m2 = mod.handle(2);
+  EXPECT_NE(m0, nullptr);
+  EXPECT_NE(m2, nullptr);
+  EXPECT_NE(m0, m2);
+  EXPECT_EQ(mod.handle(0), m0);  // cached
+  EXPECT_THROW(mod.handle(3), std::invalid_argument);
+}
+
+TEST(Module, AcceptsWordsAndBytes) {
+  auto& e = env();
+  auto bytes = zex_test::read_file(zex_test::kernel_spv());
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  zex::Module a(e.dev, words);
+  std::vector<char> chars(bytes.begin(), bytes.end());
+  zex::Module b(e.dev, chars);
+  EXPECT_EQ(a.kernel_names(), b.kernel_names());
+}
+
+TEST(Module, BuildsEachLevelOnceUnderConcurrency) {
+  auto& e = env();
+  zex::Module mod(e.dev, zex_test::read_file(zex_test::kernel_spv()));
+  std::vector<ze_module_handle_t> got(4);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 4; ++i) ts.emplace_back([&, i] { got[i] = mod.handle(1); });
+  for (auto& t : ts) t.join();
+  for (auto h : got) EXPECT_EQ(h, got[0]);
+}
+
+TEST(Module, RejectsBytesThatAreNotSpirv) {
+  auto& e = env();
+  std::vector<uint8_t> text = {'_', '_', 'k', 'e', 'r', 'n', 'e', 'l', ' ', 'v', 'o', 'i'};
+  try {
+    zex::Module m(e.dev, text);
+    FAIL();
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("not a SPIR-V binary"), std::string::npos) << ex.what();
+  }
+  std::vector<uint8_t> odd(13, 0);
+  try {
+    zex::Module m(e.dev, odd);
+    FAIL();
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("not a multiple of 4"), std::string::npos) << ex.what();
+  }
+  EXPECT_THROW(zex::Module(e.dev, std::vector<uint8_t>{}), std::invalid_argument);
+}
+
+TEST(Module, InvalidSpirvGivesTheValidatorsDiagnostic) {
+  auto& e = env();
+  auto bytes = zex_test::read_file(zex_test::kernel_spv());
+  std::vector<uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  // Truncate in the middle of the instruction stream: the header is fine, the body is not.
+  words.resize(words.size() / 2);
+  try {
+    zex::Module m(e.dev, words);
+    FAIL() << "a truncated module was accepted";
+  } catch (const std::invalid_argument& ex) {
+    std::string w = ex.what();
+    EXPECT_NE(w.find("is invalid; SPIRV-Tools says:"), std::string::npos) << w;
+    EXPECT_NE(w.find("error"), std::string::npos) << w;
+  }
+}
+
+TEST(Module, UnknownKernelNamesTheKernelAndListsTheModules) {
+  auto& e = env();
+  try {
+    e.mod.kernel("vad");
+    FAIL();
+  } catch (const std::invalid_argument& ex) {
+    std::string w = ex.what();
+    EXPECT_NE(w.find("no kernel named 'vad'"), std::string::npos) << w;
+    EXPECT_NE(w.find("'vadd'"), std::string::npos) << w;
+    EXPECT_NE(w.find("'noop'"), std::string::npos) << w;
+  }
+}
+
+TEST(Module, WrongArgumentCountSaysWhichKernelExpectedHowMany) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  zex_test::Usm<float> c(4);
+  EXPECT_EQ(vadd.argument_count(1), 5u);
+  try {
+    s.launch(vadd, zex_test::cfg1d(1, 4), c.get(), c.get(), uint32_t(4));
+    FAIL();
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_STREQ(ex.what(),
+                 "zex: kernel 'vadd' expects 4 argument(s) plus the trailing zex_state_t (5 parameters in "
+                 "all), but the launch passed 3 argument(s)");
+  }
+  // Nothing was appended: the stream is still clean.
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+TEST(Module, ArgumentOfTheWrongSizeIsAZeError) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  zex_test::Usm<float> c(4);
+  try {
+    s.launch(vadd, zex_test::cfg1d(1, 4), c.get(), c.get(), c.get(), uint64_t(4));  // n is a uint
+    FAIL();
+  } catch (const zex::ZeError& ex) {
+    EXPECT_EQ(ex.call(), "zeKernelSetArgumentValue");
+    EXPECT_NE(std::string(ex.what()).find("argument 3 (8 bytes) of kernel 'vadd'"), std::string::npos)
+        << ex.what();
+  }
+}
+
+TEST(ModuleMoves, MoveConstructAssignSelfMoveAndDestroyMovedFrom) {
+  auto& e = env();
+  zex::Module a(e.dev, zex_test::read_file(zex_test::kernel_spv()));
+  zex::Module b(std::move(a));
+  EXPECT_THROW(a.kernel("noop"), std::logic_error);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(b.kernel("noop").name(), "noop");
+  zex::Module c(e.dev, zex_test::read_file(zex_test::kernel_spv()));
+  c = std::move(b);
+  EXPECT_THROW(b.kernel_names(), std::logic_error);  // NOLINT(bugprone-use-after-move)
+  zex_test::self_move(c);
+  zex::Kernel k = c.kernel("noop");
+  zex::Stream s(e.dev);
+  s.launch(k, zex_test::cfg1d(1, 1));
+  s.synchronize();
+}
+
+TEST(KernelMoves, MoveConstructAssignSelfMoveAndDestroyMovedFrom) {
+  auto& e = env();
+  zex::Kernel a = e.mod.kernel("noop");
+  zex::Kernel b(std::move(a));
+  EXPECT_THROW(a.name(), std::logic_error);  // NOLINT(bugprone-use-after-move)
+  zex::Kernel c = e.mod.kernel("vadd");
+  c = std::move(b);
+  EXPECT_EQ(c.name(), "noop");
+  zex_test::self_move(c);
+  EXPECT_EQ(c.name(), "noop");
+  zex::Stream s(e.dev);
+  s.launch(c, zex_test::cfg1d(1, 1));
+  s.synchronize();
+  EXPECT_THROW(s.launch(b, zex_test::cfg1d(1, 1)), std::logic_error);  // NOLINT(bugprone-use-after-move)
+}
+
+TEST(Kernel, OutlivesItsModuleObject) {
+  auto& e = env();
+  zex::Kernel k = [&] {
+    zex::Module m(e.dev, zex_test::read_file(zex_test::kernel_spv()));
+    return m.kernel("noop");
+  }();
+  zex::Stream s(e.dev);
+  s.launch(k, zex_test::cfg1d(2, 1));
+  s.synchronize();
+}

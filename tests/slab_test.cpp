@@ -1,0 +1,136 @@
+// zex::SlabPool (include/zex/slab.hpp): allocation counts, slot reuse, and the lower-level API a
+// runtime that owns its command lists uses (acquire, state, check, append_reset, release).
+#include "zex_fixture.hpp"
+
+#include <set>
+#include <thread>
+#include <vector>
+
+using zex_test::cfg1d;
+using zex_test::env;
+using zex_test::Usm;
+
+static_assert(zex::SlabPool::kBytesPerSlot == 516, "documented: 512 B of report + 4 B of claim word per stream");
+
+TEST(SlabPool, FiveHundredStreamsTakeAtMostEightAllocationsAndFiveHundredMoreNone) {
+  auto& e = env();
+  zex::SlabPool& pool = e.dev.slab_pool();
+  EXPECT_EQ(&pool, &e.dev.slab_pool());  // one pool per context+device
+  const size_t before = pool.usm_allocations();
+  {
+    std::vector<zex::Stream> v;
+    for (int i = 0; i < 500; ++i) v.emplace_back(e.dev);
+    EXPECT_LE(pool.usm_allocations() - before, 8u);
+    EXPECT_GE(pool.live_slots(), 500u);
+    // Every stream has its own report and claim word.
+    std::set<const void*> reports, claims;
+    for (auto& s : v) {
+      reports.insert(s.slot().report);
+      claims.insert(s.slot().claim);
+    }
+    EXPECT_EQ(reports.size(), 500u);
+    EXPECT_EQ(claims.size(), 500u);
+  }
+  const size_t after = pool.usm_allocations();
+  {
+    std::vector<zex::Stream> v;
+    for (int i = 0; i < 500; ++i) v.emplace_back(e.dev);
+    EXPECT_EQ(pool.usm_allocations(), after);
+  }
+}
+
+TEST(SlabPool, AcquireAndReleaseFromManyThreads) {
+  auto& e = env();
+  zex::SlabPool& pool = e.dev.slab_pool();
+  const size_t live = pool.live_slots();
+  std::vector<std::thread> ts;
+  std::vector<std::vector<zex::Slot>> got(8);
+  for (int t = 0; t < 8; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) got[t].push_back(pool.acquire());
+    });
+  for (auto& t : ts) t.join();
+  std::set<uint32_t> idx;
+  for (auto& g : got)
+    for (auto& s : g) idx.insert(s.index);
+  EXPECT_EQ(idx.size(), 800u);  // no slot handed out twice
+  EXPECT_EQ(pool.live_slots(), live + 800);
+  for (auto& g : got)
+    for (auto& s : g) pool.release(s);
+  EXPECT_EQ(pool.live_slots(), live);
+}
+
+// A runtime with its own command list and its own synchronization, using only the pool.
+TEST(SlabPool, LowerLevelApiWithTheRuntimesOwnCommandList) {
+  auto& e = env();
+  zex::SlabPool& pool = e.dev.slab_pool();
+  zex::Slot slot = pool.acquire();
+  ASSERT_TRUE(slot);
+  EXPECT_FALSE(zex::SlabPool::thrown(slot));
+
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  ze_kernel_handle_t k = vadd.handle(2);
+  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
+                             ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_list_handle_t list = nullptr;
+  ASSERT_EQ(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list), ZE_RESULT_SUCCESS);
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+  ze_device_handle_t dh = e.dev.handle();
+  ze_event_pool_handle_t evp = nullptr;
+  ASSERT_EQ(zeEventPoolCreate(e.ctx.handle(), &pd, 1, &dh, &evp), ZE_RESULT_SUCCESS);
+  ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+  ze_event_handle_t ev = nullptr;
+  ASSERT_EQ(zeEventCreate(evp, &ed, &ev), ZE_RESULT_SUCCESS);
+
+  Usm<float> a(256), b(256), c(256);
+  auto run = [&](uint32_t n, uint64_t launch_id) {
+    float* pc = c.get();
+    const float* pa = a.get();
+    const float* pb = b.get();
+    zex_state_t st = zex::SlabPool::state(slot, launch_id);
+    ASSERT_EQ(zeKernelSetArgumentValue(k, 0, sizeof pc, &pc), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(k, 1, sizeof pa, &pa), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(k, 2, sizeof pb, &pb), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(k, 3, sizeof n, &n), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(k, 4, sizeof st, &st), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetGroupSize(k, 64, 1, 1), ZE_RESULT_SUCCESS);
+    ze_group_count_t g{4, 1, 1};
+    ASSERT_EQ(zeCommandListAppendLaunchKernel(list, k, &g, ev, 0, nullptr), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeEventHostSynchronize(ev, UINT64_MAX), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeEventHostReset(ev), ZE_RESULT_SUCCESS);
+  };
+
+  // A throw, checked with the kernel's name; the reset goes on the runtime's list.
+  run(200, 42);
+  EXPECT_TRUE(zex::SlabPool::thrown(slot));
+  try {
+    pool.check(slot, "vadd", list);
+    FAIL() << "check() did not throw";
+  } catch (const zex::KernelException& ex) {
+    EXPECT_EQ(ex.kernel_name(), "vadd");
+    EXPECT_EQ(ex.launch_id(), 42u);
+    EXPECT_EQ(ex.name(), "BoundsError");
+    EXPECT_EQ(ex.debug_level(), 2);
+    EXPECT_GE((*ex.global_id())[0], 200u);
+  }
+  EXPECT_FALSE(zex::SlabPool::thrown(slot));
+  // Clean launch: nothing to report.
+  run(256, 43);
+  EXPECT_NO_THROW(pool.check(slot, "vadd", list));
+  // A second throw is reported again (the reset took effect); this time with a launch-id lookup and
+  // the reset done by the pool itself.
+  run(10, 44);
+  try {
+    pool.check(slot, [](uint64_t id) { return id == 44 ? std::string("vadd#44") : std::string(); });
+    FAIL();
+  } catch (const zex::KernelException& ex) {
+    EXPECT_EQ(ex.kernel_name(), "vadd#44");
+  }
+  run(256, 45);
+  EXPECT_NO_THROW(pool.check(slot, "vadd"));
+
+  zeEventDestroy(ev);
+  zeEventPoolDestroy(evp);
+  zeCommandListDestroy(list);
+  pool.release(slot);
+}

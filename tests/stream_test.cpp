@@ -1,0 +1,381 @@
+// zex::Stream end to end on the driver: exceptions at each debug level with their exact messages,
+// custom throws, recovery, ordering, many streams, threads, moves and the debug-level setting.
+#include "zex_fixture.hpp"
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+using zex_test::cfg1d;
+using zex_test::env;
+using zex_test::Usm;
+
+namespace {
+
+// vadd over n elements launched on `groups` groups of 256: work-items n..groups*256-1 go out of
+// bounds.
+void launch_vadd(zex::Stream& s, zex::Kernel& k, Usm<float>& c, Usm<float>& a, Usm<float>& b, uint32_t n,
+                 uint32_t groups, int level) {
+  s.launch(k, cfg1d(groups, 256, level), c.get(), a.get(), b.get(), n);
+}
+
+// How many of a thread's iterations throw in EightThreadsWithTheirOwnStreamsCountExactly.
+int caught_by(int t, int iters) {
+  int n = 0;
+  for (int i = 0; i < iters; ++i) n += (i + t) % 3 == 0;
+  return n;
+}
+
+std::string l1_line(const std::string& kernel) {
+  return "KernelException: A BoundsError was thrown in kernel '" + kernel + "' on " + env().dev.name() +
+         ": Out-of-bounds array access";
+}
+
+}  // namespace
+
+TEST(Stream, Level0ReportsOnlyThatAnExceptionWasThrown) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  launch_vadd(s, vadd, c, a, b, 1000, 4, 0);
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(std::string(ex.what()),
+            "KernelException: An exception was thrown in kernel 'vadd' on " + e.dev.name() +
+                "\nHint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
+                "the exception's name and reason.");
+  EXPECT_EQ(ex.debug_level(), 0);
+  EXPECT_EQ(ex.name(), "");
+  EXPECT_EQ(ex.reason(), "");
+  EXPECT_EQ(ex.kernel_name(), "vadd");
+  EXPECT_EQ(ex.device_name(), e.dev.name());
+  EXPECT_EQ(ex.launch_id(), 1u);
+  EXPECT_FALSE(ex.global_id().has_value());
+  EXPECT_FALSE(ex.group_id().has_value());
+  EXPECT_FALSE(ex.local_id().has_value());
+  EXPECT_TRUE(ex.frames().empty());
+}
+
+TEST(Stream, Level1ReportsNameAndReason) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  launch_vadd(s, vadd, c, a, b, 1000, 4, 1);
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(std::string(ex.what()),
+            l1_line("vadd") +
+                "\nHint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
+                "the work-item that threw and a stacktrace.");
+  EXPECT_EQ(ex.debug_level(), 1);
+  EXPECT_EQ(ex.name(), "BoundsError");
+  EXPECT_EQ(ex.reason(), "Out-of-bounds array access");
+  EXPECT_FALSE(ex.global_id().has_value());
+  EXPECT_TRUE(ex.frames().empty());
+}
+
+TEST(Stream, Level2ReportsTheWorkItemAndTheStacktrace) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  launch_vadd(s, vadd, c, a, b, 1000, 4, 2);
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.debug_level(), 2);
+  ASSERT_TRUE(ex.global_id() && ex.group_id() && ex.local_id());
+  const auto g = *ex.global_id(), grp = *ex.group_id(), l = *ex.local_id();
+  // Whichever out-of-bounds work-item won the claim, its ids must agree with each other.
+  EXPECT_GE(g[0], 1000u);
+  EXPECT_LT(g[0], 1024u);
+  EXPECT_EQ(grp[0], g[0] / 256);
+  EXPECT_EQ(l[0], g[0] % 256);
+  EXPECT_EQ(g[1], 0u);
+  EXPECT_EQ(g[2], 0u);
+  ASSERT_EQ(ex.frames().size(), 1u);
+  EXPECT_EQ(ex.frames()[0].function, "vadd");
+  EXPECT_EQ(ex.frames()[0].file, zex_test::kernel_source());
+  EXPECT_EQ(ex.frames()[0].line, zex_test::line_of("vadd"));
+  auto tri = [](const std::array<uint64_t, 3>& v) {
+    return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+  };
+  EXPECT_EQ(std::string(ex.what()), l1_line("vadd") + "\nThrown by work-item " + tri(g) + " in work-group " +
+                                        tri(grp) + ".\nStacktrace:\n [1] vadd at " + zex_test::kernel_source() +
+                                        ":" + std::to_string(zex_test::line_of("vadd")));
+}
+
+TEST(Stream, Level2InTwoDimensionsNamesTheExactWorkItem) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("throw_at");
+  zex::Stream s(e.dev);
+  Usm<int> out(8 * 6);
+  zex::LaunchConfig cfg;
+  cfg.groups = {2, 3, 1};
+  cfg.group_size = {4, 2, 1};
+  cfg.debug_level = 2;
+  s.launch(k, cfg, out.get(), uint32_t(5), uint32_t(3));
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(*ex.global_id(), (std::array<uint64_t, 3>{5, 3, 0}));
+  EXPECT_EQ(*ex.group_id(), (std::array<uint64_t, 3>{1, 1, 0}));
+  EXPECT_EQ(*ex.local_id(), (std::array<uint64_t, 3>{1, 1, 0}));
+  // A custom ZEX_THROW: its own name and reason, and frame 1 is the kernel.
+  EXPECT_EQ(ex.name(), "DomainError");
+  EXPECT_EQ(ex.reason(), "sqrt of a negative number");
+  ASSERT_EQ(ex.frames().size(), 1u);
+  EXPECT_EQ(ex.frames()[0].function, "throw_at");
+  EXPECT_EQ(ex.frames()[0].line, zex_test::line_of("throw_at"));
+  EXPECT_EQ(std::string(ex.what()).rfind("KernelException: A DomainError was thrown in kernel 'throw_at' on " +
+                                             e.dev.name() + ": sqrt of a negative number\nThrown by work-item "
+                                             "(5, 3, 0) in work-group (1, 1, 0).\nStacktrace:\n [1] throw_at at ",
+                                         0),
+            0u)
+      << ex.what();
+  // Every other work-item went on.
+  int ones = 0;
+  for (size_t i = 0; i < out.size(); ++i) ones += out[i];
+  EXPECT_EQ(ones, 8 * 6 - 1);
+}
+
+TEST(Stream, CustomThrowAtLevel1) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("throw_at");
+  zex::Stream s(e.dev);
+  Usm<int> out(64);
+  s.launch(k, cfg1d(4, 16, 1), out.get(), uint32_t(17), uint32_t(0));
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(std::string(ex.what()),
+            "KernelException: A DomainError was thrown in kernel 'throw_at' on " + e.dev.name() +
+                ": sqrt of a negative number\nHint: launch with debug_level=2 (LaunchConfig::debug_level or "
+                "ZEX_DEBUG_LEVEL=2) to see the work-item that threw and a stacktrace.");
+}
+
+TEST(Stream, NonPrintableBytesInStringsAreEscaped) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("throw_odd_name");
+  zex::Stream s(e.dev);
+  s.launch(k, cfg1d(1, 1, 1));
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.name(), "Bad\\x09Name\\x01");
+  EXPECT_EQ(ex.reason(), "reason with a newline\\x0a");
+}
+
+TEST(Stream, ThreeRoundsOfThrowCatchAndCleanLaunch) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 1024; ++i) {
+      a[i] = float(i + round);
+      b[i] = 2.0f * float(i);
+      c[i] = -1.0f;
+    }
+    launch_vadd(s, vadd, c, a, b, 1000, 4, round % 3);
+    auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+    EXPECT_EQ(ex.debug_level(), round % 3);
+    EXPECT_EQ(ex.kernel_name(), "vadd");
+    // The stream still works: a clean launch over the whole array, no exception.
+    launch_vadd(s, vadd, c, a, b, 1024, 4, round % 3);
+    EXPECT_NO_THROW(s.synchronize()) << "round " << round;
+    for (int i = 0; i < 1024; ++i) ASSERT_EQ(c[i], float(i + round) + 2.0f * float(i)) << i;
+  }
+}
+
+TEST(Stream, TwoThrowingKernelsBeforeOneSynchronizeGiveTheFirstOnesException) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Kernel throw_at = e.mod.kernel("throw_at");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  Usm<int> out(64);
+  launch_vadd(s, vadd, c, a, b, 1000, 4, 1);                                // launch 1: BoundsError
+  s.launch(throw_at, cfg1d(4, 16, 1), out.get(), uint32_t(3), uint32_t(0));  // launch 2: DomainError
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.kernel_name(), "vadd");
+  EXPECT_EQ(ex.name(), "BoundsError");
+  EXPECT_EQ(ex.launch_id(), 1u);
+  EXPECT_NO_THROW(s.synchronize());
+  // And the next exception is reported again.
+  s.launch(throw_at, cfg1d(4, 16, 1), out.get(), uint32_t(3), uint32_t(0));
+  ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.kernel_name(), "throw_at");
+  EXPECT_EQ(ex.launch_id(), 3u);
+}
+
+TEST(Stream, SixtyFourStreamsOnlyTheOddOnesThrow) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  Usm<uint32_t> count(1);
+  std::vector<zex::Stream> streams;
+  for (int i = 0; i < 64; ++i) streams.emplace_back(e.dev);
+  for (int i = 0; i < 64; ++i) streams[i].launch(k, cfg1d(2, 8, 1), count.get(), uint32_t(i % 2));
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 64; ++i) {
+      if (i % 2 == 1 && round == 0) {
+        auto ex = zex_test::expect_kernel_exception([&] { streams[i].synchronize(); });
+        EXPECT_EQ(ex.name(), "StreamError");
+      } else {
+        EXPECT_NO_THROW(streams[i].synchronize()) << "stream " << i;
+      }
+      // Then every stream launches cleanly.
+      if (round == 0) streams[i].launch(k, cfg1d(2, 8, 1), count.get(), uint32_t(0));
+    }
+  }
+  // Work-items that did not throw all counted: 64 streams x 16 work-items x 2 launches, minus the
+  // 32 throwing work-items.
+  EXPECT_EQ(count[0], 64u * 16u * 2u - 32u);
+}
+
+TEST(Stream, EightThreadsWithTheirOwnStreamsCountExactly) {
+  auto& e = env();
+  constexpr int kThreads = 8, kIters = 40;
+  std::atomic<int> caught{0}, wrong{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      zex::Kernel k = e.mod.kernel("maybe_throw");
+      zex::Stream s(e.dev);
+      Usm<uint32_t> count(1);
+      for (int i = 0; i < kIters; ++i) {
+        const bool do_throw = (i + t) % 3 == 0;
+        s.launch(k, cfg1d(1, 4, i % 3), count.get(), uint32_t(do_throw));
+        try {
+          s.synchronize();
+          if (do_throw) ++wrong;
+        } catch (const zex::KernelException& ex) {
+          if (!do_throw || ex.kernel_name() != "maybe_throw" || ex.debug_level() != i % 3) ++wrong;
+          ++caught;
+        }
+      }
+      if (count[0] != uint32_t(kIters * 4 - caught_by(t, kIters))) ++wrong;
+    });
+  }
+  for (auto& t : ts) t.join();
+  int expected = 0;
+  for (int t = 0; t < kThreads; ++t) expected += caught_by(t, kIters);
+  EXPECT_EQ(caught.load(), expected);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(Stream, LocalMemoryArgument) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("group_sum");
+  zex::Stream s(e.dev);
+  Usm<float> in(256), out(4);
+  for (int i = 0; i < 256; ++i) in[i] = float(i);
+  s.launch(k, cfg1d(4, 64), in.get(), out.get(), zex::local(64 * sizeof(float)));
+  s.synchronize();
+  for (int g = 0; g < 4; ++g) {
+    float want = 0;
+    for (int i = 0; i < 64; ++i) want += float(g * 64 + i);
+    EXPECT_EQ(out[g], want) << g;
+  }
+}
+
+TEST(Stream, DebugLevelComesFromTheEnvironment) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  Usm<float> a(1024), b(1024), c(1024);
+  for (const char* v : {"0", "1", "2"}) {
+    zex_test::ScopedEnv set("ZEX_DEBUG_LEVEL", v);
+    zex::Stream s(e.dev);
+    EXPECT_EQ(s.default_debug_level(), v[0] - '0');
+    launch_vadd(s, vadd, c, a, b, 1000, 4, -1);
+    auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+    EXPECT_EQ(ex.debug_level(), v[0] - '0');
+  }
+  zex_test::ScopedEnv unset("ZEX_DEBUG_LEVEL", nullptr);
+  EXPECT_EQ(zex::default_debug_level(), 1);
+  zex::Stream s(e.dev);
+  EXPECT_EQ(s.default_debug_level(), 1);
+  // A launch's own level wins over the environment.
+  zex_test::ScopedEnv two("ZEX_DEBUG_LEVEL", "2");
+  zex::Stream s2(e.dev);
+  launch_vadd(s2, vadd, c, a, b, 1000, 4, 0);
+  EXPECT_EQ(zex_test::expect_kernel_exception([&] { s2.synchronize(); }).debug_level(), 0);
+}
+
+TEST(Stream, BadDebugLevelIsAClearError) {
+  auto& e = env();
+  zex::Kernel noop = e.mod.kernel("noop");
+  for (const char* bad : {"3", "-1", "one", "1x", " 1"}) {
+    zex_test::ScopedEnv set("ZEX_DEBUG_LEVEL", bad);
+    try {
+      zex::default_debug_level();
+      FAIL() << bad;
+    } catch (const std::invalid_argument& ex) {
+      EXPECT_EQ(std::string(ex.what()),
+                std::string("zex: the environment variable ZEX_DEBUG_LEVEL is set to '") + bad +
+                    "', which is not a debug level: set it to 0, 1 or 2, or unset it for the default (1)");
+    }
+    zex::Stream s(e.dev);
+    EXPECT_THROW(s.launch(noop, cfg1d(1, 1)), std::invalid_argument) << bad;
+    // An explicit level does not need the variable.
+    EXPECT_NO_THROW(s.launch(noop, cfg1d(1, 1, 1)));
+    s.synchronize();
+  }
+  zex::Stream s(e.dev);
+  try {
+    s.launch(noop, cfg1d(1, 1, 3));
+    FAIL();
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("LaunchConfig::debug_level is 3"), std::string::npos) << ex.what();
+  }
+  zex::LaunchConfig zero;
+  zero.groups = {0, 1, 1};
+  EXPECT_THROW(s.launch(noop, zero), std::invalid_argument);
+}
+
+TEST(Stream, ManyLaunchesBeforeOneSynchronize) {
+  // More launches than the stream has events: launch() recycles the oldest.
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  zex::Stream s(e.dev);
+  Usm<uint32_t> count(1);
+  const int n = int(zex::Stream::kEvents) * 3 + 5;
+  for (int i = 0; i < n; ++i) s.launch(k, cfg1d(1, 2, 1), count.get(), uint32_t(0));
+  s.synchronize();
+  EXPECT_EQ(count[0], uint32_t(2 * n));
+}
+
+TEST(Stream, AnExceptionNobodyCollectedDoesNotLeakIntoTheNextStream) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  zex::Kernel noop = e.mod.kernel("noop");
+  Usm<uint32_t> count(1);
+  {
+    zex::Stream s(e.dev);
+    s.launch(k, cfg1d(1, 1, 1), count.get(), uint32_t(1));
+  }  // destroyed without synchronize
+  // The pool hands out the most recently released slot first: it must be clean.
+  for (int i = 0; i < 4; ++i) {
+    zex::Stream s(e.dev);
+    s.launch(noop, cfg1d(1, 1, 1));
+    EXPECT_NO_THROW(s.synchronize());
+    s.launch(k, cfg1d(1, 1, 1), count.get(), uint32_t(1));
+    EXPECT_THROW(s.synchronize(), zex::KernelException);
+  }
+}
+
+TEST(StreamMoves, MoveConstructAssignSelfMoveAndDestroyMovedFrom) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  Usm<uint32_t> count(1);
+  zex::Stream a(e.dev);
+  ze_command_list_handle_t h = a.handle();
+  a.launch(k, cfg1d(1, 1, 1), count.get(), uint32_t(1));
+  zex::Stream b(std::move(a));
+  EXPECT_EQ(a.handle(), nullptr);  // NOLINT(bugprone-use-after-move)
+  EXPECT_THROW(a.synchronize(), std::logic_error);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(b.handle(), h);
+  // The pending exception moved with the stream.
+  EXPECT_THROW(b.synchronize(), zex::KernelException);
+  zex::Stream c(e.dev);
+  c = std::move(b);
+  EXPECT_EQ(c.handle(), h);
+  zex_test::self_move(c);
+  EXPECT_EQ(c.handle(), h);
+  c.launch(k, cfg1d(1, 1, 1), count.get(), uint32_t(0));
+  EXPECT_NO_THROW(c.synchronize());
+  EXPECT_EQ(count[0], 1u);
+}
