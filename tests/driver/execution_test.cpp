@@ -174,8 +174,12 @@ TEST_F(Execution, ModuleConstantRangeGoesAwayWithTheModule) {
   ZE_OK(zeMemGetAddressRange(context, reinterpret_cast<void*>(out[0]), &base, &size));
   ZE_OK(zeKernelDestroy(k));
   ZE_OK(zeModuleDestroy(m));
+  void* before_base = base;
+  size_t before_size = size;
   EXPECT_NE(zeMemGetAddressRange(context, reinterpret_cast<void*>(out[0]), &base, &size), ZE_RESULT_SUCCESS)
-      << "the constant data of a destroyed module is no longer an allocation";
+      << "the constant data of a destroyed module is no longer an allocation; constant at 0x" << std::hex << out[0]
+      << ", range while the module lived: " << before_base << "+0x" << before_size << ", after: " << base << "+0x"
+      << size;
 }
 
 TEST_F(Execution, LocalMemoryReductionWithBarriers) {
