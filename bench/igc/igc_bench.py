@@ -23,6 +23,7 @@ import argparse
 import csv
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -147,6 +148,9 @@ def measure(ocloc, mods, devices, runs, log):
     rows = {}
     order = [(m, d) for m in mods for d in devices]
     for rep in range(runs + 1):
+        # A fresh order each round (seeded, so reruns repeat it): no variant always follows the same
+        # neighbour, whose caches and allocator state it would inherit.
+        random.Random(rep).shuffle(order)
         t0 = time.perf_counter()
         for (shape, variant, level, kname, spv), dev in order:
             zebin, dt, ct = ocloc.compile(spv, dev)

@@ -98,12 +98,14 @@ class Toolchain:
 class Ocloc:
     """Intel's offline compiler. In process through libocloc.so's oclocInvoke (so that the measured
     compile time is IGC's work, not the ~0.4 s of loading IGC into a fresh process), else the ocloc
-    executable. `available()` says whether either exists."""
+    executable. `available()` says whether either exists. ZEX_IGC_OCLOC=none in the environment
+    makes it unavailable, to exercise the skip paths."""
 
     def __init__(self, force_process=False):
         self.lib = None
-        self.exe = find_tool(['ocloc'])
-        if not force_process:
+        disabled = os.environ.get('ZEX_IGC_OCLOC') == 'none'
+        self.exe = None if disabled else find_tool(['ocloc'])
+        if not force_process and not disabled:
             for name in ['libocloc.so', ctypes.util.find_library('ocloc')]:
                 if not name:
                     continue

@@ -36,6 +36,7 @@ OP_SELECTION_MERGE, OP_LOOP_MERGE = 247, 246
 DECORATION_LINKAGE = 41
 TERMINATORS = {OP_BRANCH, OP_BRANCH_CONDITIONAL, OP_SWITCH, OP_RETURN, 254, 255, 252}
 OP_FUNCTION_PARAMETER = 55
+OP_INT_COMPARE = {170, 171}   # OpIEqual, OpINotEqual
 
 
 def decode_string(words):
@@ -117,7 +118,15 @@ def retarget(term, old, new):
 
 
 def merge_function(body, zex_ids, types, next_id, dead, log):
-    """body: the instructions between OpFunction and OpFunctionEnd. Returns (new body, next id)."""
+    """body: the instructions between OpFunction and OpFunctionEnd. Returns (new body, next id).
+
+    A throw region is either
+      (1) block A: zex calls, then OpBranch X or OpReturn; or
+      (2) block A: zex calls ending with zex_report_exception, `%c = OpIEqual/OpINotEqual %r <const>`,
+          OpBranchConditional %c to X and to block B (in either order), B's only predecessor being A;
+          block B: zex calls, then OpBranch X
+    (<zex/device.h> emits (2): only the claimant records a frame and signals). Regions with the same
+    calls and the same exit become one region whose differing call operands come from OpPhi in A."""
     head, blocks, cur = [], [], None
     for inst in body:
         if op(inst) == OP_LABEL:
@@ -132,99 +141,153 @@ def merge_function(body, zex_ids, types, next_id, dead, log):
         for inst in insts:
             for w in inst[1:]:
                 uses[w] = uses.get(w, 0) + 1
-
-    def cold_key(label, insts):
-        if len(insts) < 2 or op(insts[-1]) not in (OP_BRANCH, OP_RETURN):
-            return None
-        calls = insts[:-1]
-        for c in calls:
-            if op(c) != OP_FUNCTION_CALL or c[3] not in zex_ids or uses.get(c[2], 0) > 1:   # its own definition is one
-                return None
-        return (tuple((c[1], c[3], len(c)) for c in calls), tuple(insts[-1]))
-
+    by_label = {label: insts for label, insts in blocks}
     preds = {}
     for label, insts in blocks:
         if insts and op(insts[-1]) in TERMINATORS:
             for t in branch_targets(insts[-1]):
                 preds.setdefault(t, []).append(label)
-    groups = {}
-    for label, insts in blocks:
-        k = cold_key(label, insts)
-        if k is not None and preds.get(label):
-            groups.setdefault(k, []).append(label)
 
-    by_label = {label: insts for label, insts in blocks}
+    def zex_calls(insts, allow_used_last=False):
+        for k, c in enumerate(insts):
+            if op(c) != OP_FUNCTION_CALL or c[3] not in zex_ids:
+                return False
+            # Its own definition is one use; the claim result may feed the compare (pattern 2).
+            limit = 2 if (allow_used_last and k == len(insts) - 1) else 1
+            if uses.get(c[2], 0) > limit:
+                return False
+        return True
+
+    def region(label):
+        """(key, [A calls], [B calls], B label or None) or None."""
+        insts = by_label[label]
+        if len(insts) >= 2 and op(insts[-1]) in (OP_BRANCH, OP_RETURN) and zex_calls(insts[:-1]):
+            return ((1, tuple((c[1], c[3], len(c)) for c in insts[:-1]), tuple(insts[-1])),
+                    insts[:-1], [], None)
+        if len(insts) >= 3 and op(insts[-1]) == OP_BRANCH_CONDITIONAL and op(insts[-2]) in OP_INT_COMPARE:
+            calls, cmp_, br = insts[:-2], insts[-2], insts[-1]
+            if not calls or not zex_calls(calls, allow_used_last=True):
+                return None
+            r = calls[-1][2]
+            if zex_ids.get(calls[-1][3]) != 'zex_report_exception' or r not in cmp_[3:5] or br[1] != cmp_[2]:
+                return None
+            if uses.get(cmp_[2], 0) != 2:
+                return None
+            for b_pos in (2, 3):
+                blab, xlab = br[b_pos], br[5 - b_pos]
+                binsts = by_label.get(blab)
+                if (binsts and preds.get(blab) == [label] and len(binsts) >= 1
+                        and op(binsts[-1]) == OP_BRANCH and binsts[-1][1] == xlab and zex_calls(binsts[:-1])):
+                    key = (2, tuple((c[1], c[3], len(c)) for c in calls), op(cmp_), cmp_[1],
+                           tuple(w if w != r else -1 for w in cmp_[3:5]), b_pos, xlab,
+                           tuple((c[1], c[3], len(c)) for c in binsts[:-1]))
+                    return key, calls, binsts[:-1], blab
+        return None
+
+    groups, info = {}, {}
+    for label, _ in blocks:
+        if not preds.get(label):
+            continue
+        reg = region(label)
+        if reg is not None:
+            groups.setdefault(reg[0], []).append(label)
+            info[label] = reg
+
     removed, new_blocks = set(), {}
     for key, labels in groups.items():
+        labels = [lb for lb in labels if lb not in removed]
         if len(labels) < 2:
             continue
-        exit_term = list(key[1])
-        exit_label = exit_term[1] if op(exit_term) == OP_BRANCH else None
-        # Phi entries (pred, cold block); a predecessor reaching two blocks of the group is not merged.
+        kind = key[0]
+        a_insts = by_label[labels[0]]
+        exit_label = (key[2][1] if key[2][0] & 0xFFFF == OP_BRANCH else None) if kind == 1 else key[6]
+        members = set(labels) | {info[lb][3] for lb in labels if info[lb][3] is not None}
         edges = [(p, lb) for lb in labels for p in preds[lb]]
-        if len({p for p, _ in edges}) != len(edges):
-            log(f'  skip a group of {len(labels)}: a predecessor reaches two of its blocks')
+        if len({p for p, _ in edges}) != len(edges) or members & {p for p, _ in edges}:
+            log(f'  skip a group of {len(labels)}: predecessors overlap')
             continue
-        exit_phis_ok = True
+        ok = True
         if exit_label is not None:
             for inst in by_label[exit_label]:
                 if op(inst) != OP_PHI:
                     break
-                vals = {inst[k] for k in range(3, len(inst), 2) if inst[k + 1] in labels}
-                if len(vals) > 1:
-                    exit_phis_ok = False
-            if set(preds.get(exit_label, [])) <= set(labels):
-                exit_phis_ok = False   # the exit would be dominated by the new block: keep it simple
-        if not exit_phis_ok:
+                for side in ([lb for lb in labels], [info[lb][3] for lb in labels if info[lb][3] is not None]):
+                    vals = {inst[k] for k in range(3, len(inst), 2) if inst[k + 1] in side}
+                    if len(vals) > 1:
+                        ok = False
+            if set(preds.get(exit_label, [])) <= members:
+                ok = False   # the exit would be dominated by the new region: keep it simple
+        if not ok:
             log(f'  skip a group of {len(labels)}: the exit block would need different phi values')
             continue
-        new_label = next_id
-        next_id += 1
-        calls = [by_label[lb][:-1] for lb in labels]
-        phis, merged_calls = [], []
-        for ci, call in enumerate(calls[0]):
-            new_call = list(call)
-            new_call[2] = next_id
+        a_label = next_id
+        b_label = next_id + 1 if kind == 2 else None
+        next_id += 2
+        seqs = [info[lb][1] + info[lb][2] for lb in labels]     # A calls then B calls, per site
+        n_a = len(info[labels[0]][1])
+        phis, new_calls, remap = [], [], {}
+        for ci, call in enumerate(seqs[0]):
+            nc = list(call)
+            nc[2] = next_id
+            remap[call[2]] = next_id
             next_id += 1
             for w in range(4, len(call)):
-                vals = [calls[b][ci][w] for b in range(len(labels))]
+                vals = [seqs[b][ci][w] for b in range(len(labels))]
                 if len(set(vals)) == 1:
                     continue
-                ty = types[call[3]][w - 4]   # OpFunctionCall: type, result, callee, args...
-                phi = [0, ty, next_id]
+                phi = [0, types[call[3]][w - 4], next_id]   # a call operand has its parameter's type
                 next_id += 1
                 for p, lb in edges:
-                    phi += [calls[labels.index(lb)][ci][w], p]
+                    phi += [seqs[labels.index(lb)][ci][w], p]
                 phi[0] = (len(phi) << 16) | OP_PHI
                 phis.append(phi)
-                new_call[w] = phi[2]
-            merged_calls.append(new_call)
+                nc[w] = phi[2]
+            new_calls.append(nc)
+        if kind == 1:
+            a_body = phis + new_calls + [list(key[2])]
+            b_body = None
+        else:
+            cmp_ = list(a_insts[-2])
+            cmp_[3:5] = [remap.get(w, w) for w in cmp_[3:5]]
+            cmp_[2] = next_id
+            next_id += 1
+            br = list(a_insts[-1])
+            br[1] = cmp_[2]
+            br[key[5]] = b_label
+            a_body = phis + new_calls[:n_a] + [cmp_, br]
+            b_body = new_calls[n_a:] + [[(2 << 16) | OP_BRANCH, exit_label]]
         for p, lb in edges:
-            retarget(by_label[p][-1], lb, new_label)
+            retarget(by_label[p][-1], lb, a_label)
         if exit_label is not None:
             for inst in by_label[exit_label]:
                 if op(inst) != OP_PHI:
                     break
-                keep, val = inst[:3], None
+                keep, va, vb = inst[:3], None, None
                 for k in range(3, len(inst), 2):
                     if inst[k + 1] in labels:
-                        val = inst[k]
+                        va = inst[k]
+                    elif inst[k + 1] in members:
+                        vb = inst[k]
                     else:
                         keep += [inst[k], inst[k + 1]]
-                if val is not None:
-                    keep += [val, new_label]
+                if va is not None:
+                    keep += [va, a_label]
+                if vb is not None:
+                    keep += [vb, b_label]
                 keep[0] = (len(keep) << 16) | OP_PHI
                 inst[:] = keep
-        removed.update(labels)
-        dead.update(labels)
-        dead.update(c[2] for blk in calls for c in blk)
-        new_blocks[labels[0]] = (new_label, phis + merged_calls + [exit_term])
-        log(f'  merged {len(labels)} throw sites into one block ({len(phis)} phi)')
+        removed |= members
+        dead |= members
+        for lb in labels:
+            dead.update(c[2] for c in info[lb][1] + info[lb][2])
+            if kind == 2:
+                dead.add(by_label[lb][-2][2])
+        new_blocks[labels[0]] = [(a_label, a_body)] + ([(b_label, b_body)] if b_body else [])
+        log(f'  merged {len(labels)} throw sites into one region ({len(phis)} phi)')
 
     out = list(head)
     for label, insts in blocks:
-        if label in new_blocks:
-            nl, ninsts = new_blocks[label]
+        for nl, ninsts in new_blocks.get(label, []):
             out.append([(2 << 16) | OP_LABEL, nl])
             out += ninsts
         if label in removed:
