@@ -28,7 +28,15 @@
 #include <spirv-tools/libspirv.h>
 #endif
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -48,13 +56,6 @@ constexpr size_t kNativeTagSize = sizeof(kNativeTag) - 1;
 constexpr unsigned kGlobalAS = 1;
 constexpr unsigned kConstantAS = 2;
 constexpr unsigned kLocalAS = 3;
-
-// The translator keeps some process-wide state (lazily built tables, a debug-output switch) that is
-// not documented as thread-safe; translation is a small part of a build, so serialize it.
-std::mutex& translator_mutex() {
-  static std::mutex m;
-  return m;
-}
 
 std::string hex32(uint32_t v) {
   char buf[16];
@@ -351,6 +352,182 @@ bool inline_everything(llvm::Module& m, std::string* err) {
   return true;
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Translation in a child process.
+//
+// libLLVMSPIRVLib 15 reports many errors by printing them and calling std::exit() (its error mode is a
+// global that the shared library does not export), and it asserts or crashes on some malformed input.
+// A driver must not take the application down for a bad module, so the translation runs in a fork()ed
+// child that inherits the loaded libraries (no exec, no reload: a fork costs about a millisecond) and
+// sends the bitcode back through a pipe. The child touches only its own LLVMContext and the translator,
+// and leaves with _exit(), so the parent's other threads (whose locks the child does not own) and its
+// atexit handlers never run in it.
+
+int g_child_status_fd = -1;  // in the child: where to report before an exit the translator forced
+
+void write_all(int fd, const void* data, size_t n) {
+  auto* p = static_cast<const char*>(data);
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// Message to the parent: status (0 = bitcode follows, 1 = error text follows), length, payload.
+void send(int fd, uint32_t status, const std::string& payload) {
+  uint64_t len = payload.size();
+  write_all(fd, &status, sizeof status);
+  write_all(fd, &len, sizeof len);
+  write_all(fd, payload.data(), payload.size());
+}
+
+[[noreturn]] void child_translate(int fd, const std::string& bytes, const SpecConstants& constants) {
+  g_child_status_fd = fd;
+  // Registered last, so it runs first when the translator calls std::exit(): no other handler (the
+  // application's, the loader's, PoCL's) runs in the child.
+  atexit([] {
+    send(g_child_status_fd, 1, "");
+    _exit(3);
+  });
+  llvm::LLVMContext ctx;
+  ctx.setOpaquePointers(false);
+  SPIRV::TranslatorOpts opts;
+  opts.enableAllExtensions();
+  // Builtins as OpenCL 1.2 mangled calls (_Z13get_global_idj ...), which PoCL's kernel library has.
+  opts.setDesiredBIsRepresentation(SPIRV::BIsRepresentation::OpenCL12);
+  if (constants.count) {
+    std::vector<llvm::SpecConstInfoTy> info;
+    std::istringstream is(bytes);
+    if (!llvm::getSpecConstInfo(is, info)) {
+      send(fd, 1, "could not read the module's specialization constants");
+      _exit(1);
+    }
+    for (uint32_t i = 0; i < constants.count; ++i) {
+      uint32_t id = constants.ids[i];
+      auto it = std::find_if(info.begin(), info.end(), [&](const auto& p) { return p.first == id; });
+      if (it == info.end()) {
+        // Intel's driver fails the build the same way.
+        send(fd, 1, "specialization constant id " + std::to_string(id) + " is not declared by the module");
+        _exit(1);
+      }
+      uint64_t v = 0;
+      memcpy(&v, constants.values[i], std::min<size_t>(it->second, sizeof v));
+      opts.setSpecConst(id, v);
+    }
+  }
+  std::istringstream is(bytes);
+  llvm::Module* raw = nullptr;
+  std::string err;
+  if (!llvm::readSpirv(ctx, opts, is, raw, err)) {
+    send(fd, 1, "SPIR-V translation failed: " + (err.empty() ? std::string("unknown translator error") : err));
+    _exit(1);
+  }
+  std::string bitcode;
+  {
+    llvm::raw_string_ostream os(bitcode);
+    llvm::WriteBitcodeToFile(*raw, os);
+  }
+  send(fd, 0, bitcode);
+  _exit(0);
+}
+
+// Runs child_translate in a child process. Returns true with the bitcode, or false with a message.
+bool translate_isolated(const std::string& bytes, const SpecConstants& constants, std::string* bitcode,
+                        std::string* err) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    *err = std::string("pipe failed: ") + strerror(errno);
+    return false;
+  }
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    *err = std::string("pipe failed: ") + strerror(errno);
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return false;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    *err = std::string("fork failed: ") + strerror(errno);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    return false;
+  }
+  if (pid == 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    dup2(err_pipe[1], 2);  // what the translator prints goes to the build log
+    child_translate(out_pipe[1], bytes, constants);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+
+  std::string data, errtext;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  bool timed_out = false;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    int r = poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (r < 0 && errno != EINTR) break;
+    for (auto& f : fds) {
+      if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      ssize_t n = read(f.fd, buf, sizeof buf);
+      if (n > 0) {
+        (f.fd == out_pipe[0] ? data : errtext).append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(f.fd);
+        f.fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  pid_t w;
+  do {
+    w = waitpid(pid, &status, 0);
+  } while (w < 0 && errno == EINTR);
+  // (w < 0 with ECHILD: the application reaps children itself; the pipe still says what happened.)
+
+  while (!errtext.empty() && (errtext.back() == '\n' || errtext.back() == '\r')) errtext.pop_back();
+  uint32_t st = 1;
+  uint64_t len = 0;
+  if (!timed_out && data.size() >= sizeof st + sizeof len) {
+    memcpy(&st, data.data(), sizeof st);
+    memcpy(&len, data.data() + sizeof st, sizeof len);
+    if (data.size() == sizeof st + sizeof len + len) {
+      std::string payload = data.substr(sizeof st + sizeof len);
+      if (st == 0) {
+        *bitcode = std::move(payload);
+        return true;
+      }
+      *err = payload.empty() ? "SPIR-V translation failed" : payload;
+      if (!errtext.empty() && errtext.find(payload) == std::string::npos) *err += ": " + errtext;
+      else if (payload.empty() && !errtext.empty()) *err += ": " + errtext;
+      return false;
+    }
+  }
+  if (timed_out) {
+    *err = "the SPIR-V translator did not finish within 300 s";
+  } else if (w == pid && WIFSIGNALED(status)) {
+    *err = "the SPIR-V translator crashed on this module (signal " + std::to_string(WTERMSIG(status)) + ")";
+  } else {
+    *err = "the SPIR-V translator failed on this module";
+  }
+  if (!errtext.empty()) *err += ": " + errtext;
+  return false;
+}
+
 }  // namespace
 
 ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size_t size,
@@ -400,61 +577,51 @@ ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size
       return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     std::string bytes(reinterpret_cast<const char*>(input), size);
-
-    SPIRV::TranslatorOpts opts;
-    opts.enableAllExtensions();
-    // Builtins as OpenCL 1.2 mangled calls (_Z13get_global_idj ...), which PoCL's kernel library has.
-    opts.setDesiredBIsRepresentation(SPIRV::BIsRepresentation::OpenCL12);
-    std::lock_guard<std::mutex> lock(translator_mutex());
+    uint32_t version;
+    memcpy(&version, input + 4, 4);
+    if (version > 0x00010400u) {
+      // llvm-spirv 15 reads SPIR-V up to 1.4. Modules of later versions that use no later feature (such
+      // as a 1.4 module whose version word was raised to link with a 1.5 one) translate as 1.4; a module
+      // that does use one fails in the translator, with its message in the log.
+      const uint32_t v14 = 0x00010400u;
+      memcpy(&bytes[4], &v14, 4);
+      out->log += "note: SPIR-V " + std::to_string((version >> 16) & 0xff) + "." +
+                  std::to_string((version >> 8) & 0xff) + " module read as SPIR-V 1.4\n";
+    }
     if (constants.count) {
       if (!constants.ids || !constants.values) {
         out->log = "ze_module_constants_t: numConstants is " + std::to_string(constants.count) +
                    " but pConstantIds or pConstantValues is null";
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
       }
-      std::vector<llvm::SpecConstInfoTy> info;
-      std::istringstream is(bytes);
-      if (!llvm::getSpecConstInfo(is, info)) {
-        out->log = "invalid SPIR-V: could not read its specialization constants";
-        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-      }
-      for (uint32_t i = 0; i < constants.count; ++i) {
-        uint32_t id = constants.ids[i];
-        const void* value = constants.values[i];
-        auto it = std::find_if(info.begin(), info.end(), [&](const auto& p) { return p.first == id; });
-        if (it == info.end()) {
-          // Intel's driver fails the build the same way.
-          out->log = "specialization constant id " + std::to_string(id) + " is not declared by the module";
-          return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-        }
-        if (!value) {
-          out->log = "specialization constant id " + std::to_string(id) + ": null value pointer";
+      for (uint32_t i = 0; i < constants.count; ++i)
+        if (!constants.values[i]) {
+          out->log = "specialization constant id " + std::to_string(constants.ids[i]) + ": null value pointer";
           return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         }
-        uint64_t v = 0;
-        memcpy(&v, value, std::min<size_t>(it->second, sizeof v));
-        opts.setSpecConst(id, v);
-      }
     }
-    std::istringstream is(bytes);
-    llvm::Module* raw = nullptr;
-    std::string err;
-    if (!llvm::readSpirv(ctx, opts, is, raw, err)) {
-      delete raw;
-      out->log = "SPIR-V translation failed: " + (err.empty() ? std::string("unknown translator error") : err);
+    std::string translated, terr;
+    if (!translate_isolated(bytes, constants, &translated, &terr)) {
+      out->log += terr;
       return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
-    mod.reset(raw);
+    auto buf = llvm::MemoryBuffer::getMemBuffer(translated, "translated", false);
+    auto parsed = llvm::parseBitcodeFile(buf->getMemBufferRef(), ctx);
+    if (!parsed) {
+      out->log += "internal error: the translator's bitcode does not parse: " + llvm::toString(parsed.takeError());
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    mod = std::move(*parsed);
 
     std::string inline_err;
     if (!inline_everything(*mod, &inline_err)) {
-      out->log = inline_err;
+      out->log += inline_err;
       return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     std::string verr;
     llvm::raw_string_ostream vos(verr);
     if (llvm::verifyModule(*mod, &vos)) {
-      out->log = "internal error: the translated module does not verify: " + vos.str();
+      out->log += "internal error: the translated module does not verify: " + vos.str();
       return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
   }
