@@ -7,7 +7,9 @@
 #include "kernel.hpp"
 #include "objects.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -23,6 +25,7 @@ struct Allocation {
   ze_device_handle_t device;  // nullptr for host allocations and unassociated shared ones
   ze_context_handle_t context;
   void* raw;  // what clSVMAlloc returned (the base itself unless over-aligned)
+  bool svm;   // false: posix_memalign (relaxed limits above what PoCL's SVM allocator gives)
 };
 
 class AllocationMap {
@@ -33,11 +36,12 @@ class AllocationMap {
   }
   /// Removes the allocation that starts exactly at `base` and gives its raw SVM pointer; false if
   /// there is none.
-  bool erase(void* base, void** raw) {
+  bool erase(void* base, void** raw, bool* svm) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = map_.find(reinterpret_cast<uintptr_t>(base));
     if (it == map_.end()) return false;
     *raw = it->second.raw;
+    *svm = it->second.svm;
     map_.erase(it);
     return true;
   }
@@ -95,18 +99,21 @@ ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t
   }
   // PoCL's SVM allocator aligns to at most kSvmMaxAlign bytes; a larger alignment over-allocates and
   // hands out an aligned interior pointer (PoCL's CPU device accepts any pointer into an SVM block).
+  // PoCL also refuses SVM blocks above maxMemAllocSize; a larger allocation (relaxed limits) is plain
+  // aligned host memory, which PoCL's CPU device takes as a kernel argument all the same.
+  const size_t padded = alignment <= kSvmMaxAlign ? size : size + alignment;
+  const bool svm = padded <= device_info().max_alloc;
   void* raw = nullptr;
-  uintptr_t p = 0;
-  if (alignment <= kSvmMaxAlign) {
-    raw = clSVMAlloc(platform().context, flags, size, kSvmMaxAlign);
-    p = reinterpret_cast<uintptr_t>(raw);
-  } else {
-    raw = clSVMAlloc(platform().context, flags, size + alignment, kSvmMaxAlign);
-    p = (reinterpret_cast<uintptr_t>(raw) + alignment - 1) & ~uintptr_t(alignment - 1);
+  if (svm) {
+    raw = clSVMAlloc(platform().context, flags, padded, kSvmMaxAlign);
+  } else if (posix_memalign(&raw, std::max(alignment, kSvmMaxAlign), size) != 0) {
+    raw = nullptr;
   }
+  uintptr_t p = reinterpret_cast<uintptr_t>(raw);
+  if (svm && alignment > kSvmMaxAlign) p = (p + alignment - 1) & ~uintptr_t(alignment - 1);
   if (raw == nullptr) return oom;
   allocations().insert(reinterpret_cast<void*>(p),
-                       Allocation{size, type, g_next_alloc_id.fetch_add(1), device, hContext, raw});
+                       Allocation{size, type, g_next_alloc_id.fetch_add(1), device, hContext, raw, svm});
   *pptr = reinterpret_cast<void*>(p);
   return ZE_RESULT_SUCCESS;
 }
@@ -247,8 +254,12 @@ ze_result_t ZE_APICALL zeMemAllocHost(ze_context_handle_t hContext, const ze_hos
 ze_result_t free_allocation(void* ptr) {
   // Remove from the map first: a concurrent lookup then never finds memory that is being freed.
   void* raw = nullptr;
-  if (!allocations().erase(ptr, &raw)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not a USM base pointer
-  clSVMFree(platform().context, raw);
+  bool svm = true;
+  if (!allocations().erase(ptr, &raw, &svm)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not a USM base
+  if (svm)
+    clSVMFree(platform().context, raw);
+  else
+    std::free(raw);
   return ZE_RESULT_SUCCESS;
 }
 

@@ -73,6 +73,23 @@ int main(int argc, char** argv) {
   CHECK(zeMemGetAllocProperties(ctx, dev + 5, &mprops, nullptr));
   EXPECT(mprops.type == ZE_MEMORY_TYPE_DEVICE);
   EXPECT(zeMemFree(ctx, host + 1) == ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  {
+    // Over-aligned, and above maxMemAllocSize with relaxed limits.
+    void* a = nullptr;
+    CHECK(zeMemAllocDevice(ctx, &ddesc, 4096, size_t(1) << 16, device, &a));
+    EXPECT((reinterpret_cast<uintptr_t>(a) & 0xffff) == 0);
+    CHECK(zeMemFree(ctx, a));
+    ze_relaxed_allocation_limits_exp_desc_t relaxed{ZE_STRUCTURE_TYPE_RELAXED_ALLOCATION_LIMITS_EXP_DESC, nullptr,
+                                                    ZE_RELAXED_ALLOCATION_LIMITS_EXP_FLAG_MAX_SIZE};
+    ze_device_mem_alloc_desc_t rdesc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, &relaxed, 0, 0};
+    size_t big = props.maxMemAllocSize + (size_t(1) << 20);
+    EXPECT(zeMemAllocDevice(ctx, &ddesc, big, 0, device, &a) == ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
+    CHECK(zeMemAllocDevice(ctx, &rdesc, big, 0, device, &a));
+    static_cast<char*>(a)[big - 1] = 1;
+    CHECK(zeMemGetAddressRange(ctx, static_cast<char*>(a) + big - 1, &base, &size));
+    EXPECT(base == a && size == big);
+    CHECK(zeMemFree(ctx, a));
+  }
 
   // Events
   ze_event_pool_desc_t pdesc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 4};
