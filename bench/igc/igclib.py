@@ -78,8 +78,14 @@ class Toolchain:
             run([self.spirv_val, spv], 'spirv-val')
 
     def link(self, modules, out):
-        """spirv-link, user module first, then the library (ABI.md)."""
+        """spirv-link, user module first, then the library (ABI.md), then one variable per built-in,
+        as zex::Module does (src/spirv.cpp; see spirv_link_zex.py)."""
+        import spirv_link_zex
         run([self.spirv_link, *modules, '-o', out], 'spirv-link')
+        with open(out, 'rb') as f:
+            data = spirv_link_zex.merge_duplicate_builtins(f.read())
+        with open(out, 'wb') as f:
+            f.write(data)
         return out
 
     def specialize(self, spv, out, values):
