@@ -19,6 +19,9 @@
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
@@ -528,6 +531,173 @@ bool translate_isolated(const std::string& bytes, const SpecConstants& constants
   return false;
 }
 
+// Functions and variables the module uses but does not define, and that PoCL does not provide: the
+// module's imports (SPIR-V Import linkage). OpenCL builtins come out of the translator Itanium-mangled
+// (_Z...), as printf, or with a "__" prefix; LLVM intrinsics start with "llvm.".
+std::vector<std::string> find_imports(const llvm::Module& m) {
+  std::vector<std::string> out;
+  for (const llvm::Function& f : m) {
+    if (!f.isDeclaration() || f.isIntrinsic() || f.use_empty()) continue;
+    llvm::StringRef n = f.getName();
+    if (n.startswith("_Z") || n.startswith("__") || n.startswith("llvm.") || n == "printf") continue;
+    out.push_back(n.str());
+  }
+  for (const llvm::GlobalVariable& g : m.globals())
+    if (g.isDeclaration() && !g.use_empty() && !g.getName().startswith("llvm.")) out.push_back(g.getName().str());
+  return out;
+}
+
+// LLVM's default diagnostic handler calls exit(1) on errors (the IR linker reports through it): collect
+// the messages instead.
+void collect_diagnostics(llvm::LLVMContext& ctx, std::string* sink) {
+  ctx.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo& di, void* context) {
+        auto* text = static_cast<std::string*>(context);
+        std::string msg;
+        llvm::raw_string_ostream os(msg);
+        llvm::DiagnosticPrinterRawOStream printer(os);
+        di.print(printer);
+        os.flush();
+        if (di.getSeverity() == llvm::DS_Error) *text += "error: ";
+        else if (di.getSeverity() == llvm::DS_Warning) *text += "warning: ";
+        else return;
+        *text += msg + "\n";
+      },
+      sink);
+}
+
+void analyze(const llvm::Module& mod, CompiledProgram* out) {
+  const llvm::DataLayout& dl = mod.getDataLayout();
+  out->kernels.clear();
+  for (const llvm::Function& f : mod) {
+    if (f.isDeclaration() || f.getCallingConv() != llvm::CallingConv::SPIR_KERNEL) continue;
+    KernelInfo k;
+    k.name = f.getName().str();
+    for (const llvm::Argument& a : f.args()) k.args.push_back(describe_arg(a, dl));
+    if (auto* md = f.getMetadata("reqd_work_group_size"))
+      for (unsigned i = 0; i < 3; ++i) k.reqd_group_size[i] = md_uint(md, i);
+    if (auto* md = f.getMetadata("intel_reqd_sub_group_size")) k.reqd_subgroup_size = md_uint(md, 0);
+    out->kernels.push_back(std::move(k));
+  }
+  out->imports = find_imports(mod);
+}
+
+std::unique_ptr<llvm::Module> parse_native(llvm::LLVMContext& ctx, const uint8_t* input, size_t size,
+                                           std::string* err) {
+  if (size < kNativeTagSize || memcmp(input, kNativeTag, kNativeTagSize) != 0) {
+    *err = "native binary was not produced by zex-cpu's zeModuleGetNativeBinary (missing the '" +
+           std::string(kNativeTag) + "' tag)";
+    return nullptr;
+  }
+  auto buf = llvm::MemoryBuffer::getMemBuffer(
+      llvm::StringRef(reinterpret_cast<const char*>(input) + kNativeTagSize, size - kNativeTagSize), "native",
+      false);
+  auto parsed = llvm::parseBitcodeFile(buf->getMemBufferRef(), ctx);
+  if (!parsed) {
+    *err = "native binary: invalid bitcode: " + llvm::toString(parsed.takeError());
+    return nullptr;
+  }
+  return std::move(*parsed);
+}
+
+// The second half of every build: inline, give program-scope variables their storage, hand the bitcode
+// to PoCL. `shared` maps names of variables that another (linked) module owns to that module's storage.
+ze_result_t build_for_pocl(llvm::LLVMContext& ctx, llvm::Module& mod, const char* build_flags,
+                           const std::map<std::string, void*>& shared, cl_context context, cl_device_id device,
+                           CompiledProgram* out) {
+  std::string inline_err;
+  if (!inline_everything(mod, &inline_err)) {
+    out->log += inline_err;
+    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+  }
+  std::string verr;
+  llvm::raw_string_ostream vos(verr);
+  if (llvm::verifyModule(mod, &vos)) {
+    out->log += "internal error: the translated module does not verify: " + vos.str();
+    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+  }
+
+  const llvm::DataLayout& dl = mod.getDataLayout();
+  out->globals.clear();
+  std::vector<llvm::GlobalVariable*> to_erase;
+  auto redirect = [&](llvm::GlobalVariable& g, void* where) {
+    auto* addr = llvm::ConstantInt::get(llvm::Type::getInt64Ty(ctx), reinterpret_cast<uintptr_t>(where));
+    g.replaceAllUsesWith(llvm::ConstantExpr::getIntToPtr(addr, g.getType()));
+    to_erase.push_back(&g);
+  };
+  for (llvm::GlobalVariable& g : mod.globals()) {
+    if (g.isDeclaration() || g.getName().startswith("llvm.")) continue;
+    unsigned as = g.getAddressSpace();
+    if (as != kGlobalAS && as != kConstantAS) continue;
+    GlobalInfo gi;
+    gi.name = g.getName().str();
+    gi.size = dl.getTypeAllocSize(g.getValueType());
+    gi.constant = g.isConstant() || as == kConstantAS;
+    gi.named = g.hasName() && !g.hasLocalLinkage();
+    if (gi.constant && !gi.named) continue;  // string literals and the like stay in the kernel objects only
+    if (!gi.constant && gi.named) {
+      auto it = shared.find(gi.name);
+      if (it != shared.end()) {
+        redirect(g, it->second);  // an imported variable: the exporting module's storage
+        continue;
+      }
+    }
+    size_t alloc = std::max<size_t>(64, (gi.size + 63) & ~size_t(63));
+    auto* mem = static_cast<uint8_t*>(aligned_alloc(64, alloc));
+    if (!mem) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    gi.storage.reset(mem, free);
+    memset(mem, 0, alloc);
+    bool known = !g.hasInitializer() || constant_bytes(g.getInitializer(), dl, mem, gi.size);
+    if (!known) {
+      // An initializer that holds addresses: leave the variable in the kernel objects (per-kernel copies,
+      // as PoCL has it) rather than guess; the host cannot reach it.
+      out->log += "warning: program-scope variable '" + gi.name +
+                  "' has an address in its initializer; zeModuleGetGlobalPointer cannot return it" +
+                  (gi.constant ? "\n" : " and each kernel gets its own copy\n");
+      continue;
+    }
+    if (!gi.constant) redirect(g, mem);  // kernels address the shared storage directly
+    out->globals.push_back(std::move(gi));
+  }
+  for (auto* g : to_erase) g->eraseFromParent();
+  std::string bitcode;
+  {
+    llvm::raw_string_ostream os(bitcode);
+    llvm::WriteBitcodeToFile(mod, os);
+  }
+
+  // Hand it to PoCL.
+  const unsigned char* bin = reinterpret_cast<const unsigned char*>(bitcode.data());
+  size_t bin_size = bitcode.size();
+  cl_int bin_status = CL_SUCCESS, err = CL_SUCCESS;
+  cl_program prog = clCreateProgramWithBinary(context, 1, &device, &bin_size, &bin, &bin_status, &err);
+  if (!prog || err != CL_SUCCESS) {
+    out->log += "PoCL rejected the SPIR bitcode: clCreateProgramWithBinary returned " + std::to_string(err) +
+                " (binary status " + std::to_string(bin_status) + ")";
+    if (prog) clReleaseProgram(prog);
+    return err == CL_OUT_OF_HOST_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+  }
+  std::string options = opencl_options(build_flags);
+  err = clBuildProgram(prog, 1, &device, options.c_str(), nullptr, nullptr);
+  size_t log_size = 0;
+  std::string pocl_log;
+  if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) == CL_SUCCESS &&
+      log_size > 1) {
+    pocl_log.resize(log_size);
+    clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, log_size, pocl_log.data(), nullptr);
+    while (!pocl_log.empty() && (pocl_log.back() == '\0' || pocl_log.back() == '\n')) pocl_log.pop_back();
+  }
+  if (err != CL_SUCCESS) {
+    out->log += "PoCL failed to build the program (clBuildProgram returned " + std::to_string(err) + ")";
+    if (!pocl_log.empty()) out->log += ":\n" + pocl_log;
+    clReleaseProgram(prog);
+    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+  }
+  if (!pocl_log.empty()) out->log += pocl_log;
+  out->program = prog;
+  return ZE_RESULT_SUCCESS;
+}
+
 }  // namespace
 
 ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size_t size,
@@ -537,23 +707,17 @@ ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size
   llvm::LLVMContext ctx;
   // PoCL 3.1 reads SPIR 1.2-style bitcode: typed pointers.
   ctx.setOpaquePointers(false);
+  std::string diagnostics;
+  collect_diagnostics(ctx, &diagnostics);
   std::unique_ptr<llvm::Module> mod;
 
   if (format == ZE_MODULE_FORMAT_NATIVE) {
-    if (size < kNativeTagSize || memcmp(input, kNativeTag, kNativeTagSize) != 0) {
-      out->log = "native binary was not produced by zex-cpu's zeModuleGetNativeBinary (missing the '" +
-                 std::string(kNativeTag) + "' tag)";
+    std::string err;
+    mod = parse_native(ctx, input, size, &err);
+    if (!mod) {
+      out->log = err;
       return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
     }
-    auto buf = llvm::MemoryBuffer::getMemBuffer(
-        llvm::StringRef(reinterpret_cast<const char*>(input) + kNativeTagSize, size - kNativeTagSize),
-        "native", false);
-    auto parsed = llvm::parseBitcodeFile(buf->getMemBufferRef(), ctx);
-    if (!parsed) {
-      out->log = "native binary: invalid bitcode: " + llvm::toString(parsed.takeError());
-      return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
-    }
-    mod = std::move(*parsed);
     if (constants.count)
       out->log = "warning: specialization constants are ignored for a native binary (already applied)\n";
   } else {
@@ -612,115 +776,80 @@ ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size
       return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     mod = std::move(*parsed);
-
-    std::string inline_err;
-    if (!inline_everything(*mod, &inline_err)) {
-      out->log += inline_err;
-      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-    }
-    std::string verr;
-    llvm::raw_string_ostream vos(verr);
-    if (llvm::verifyModule(*mod, &vos)) {
-      out->log += "internal error: the translated module does not verify: " + vos.str();
-      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-    }
   }
 
-  // What the Level Zero side needs about kernels and globals.
-  const llvm::DataLayout& dl = mod->getDataLayout();
-  out->kernels.clear();
-  out->globals.clear();
-  for (llvm::Function& f : *mod) {
-    if (f.isDeclaration() || f.getCallingConv() != llvm::CallingConv::SPIR_KERNEL) continue;
-    KernelInfo k;
-    k.name = f.getName().str();
-    for (const llvm::Argument& a : f.args()) k.args.push_back(describe_arg(a, dl));
-    if (auto* md = f.getMetadata("reqd_work_group_size"))
-      for (unsigned i = 0; i < 3; ++i) k.reqd_group_size[i] = md_uint(md, i);
-    if (auto* md = f.getMetadata("intel_reqd_sub_group_size")) k.reqd_subgroup_size = md_uint(md, 0);
-    out->kernels.push_back(std::move(k));
-  }
-  std::string bitcode;
+  analyze(*mod, out);
+  // The native binary is the module before inlining, so that it keeps its exports and imports for
+  // zeModuleDynamicLink, and without storage addresses, which belong to this process.
   {
+    std::string bitcode;
     llvm::raw_string_ostream os(bitcode);
     llvm::WriteBitcodeToFile(*mod, os);
+    os.flush();
+    out->native_binary.assign(kNativeTag, kNativeTagSize);
+    out->native_binary += bitcode;
   }
-  // The native binary keeps the globals as globals: the storage addresses below belong to this process.
-  out->native_binary.assign(kNativeTag, kNativeTagSize);
-  out->native_binary += bitcode;
+  if (!out->imports.empty()) {
+    // As on Intel's driver, the module builds; its kernels wait for zeModuleDynamicLink.
+    out->log += "note: the module imports";
+    for (auto& n : out->imports) out->log += " " + n;
+    out->log += "; link it with zeModuleDynamicLink before creating kernels\n";
+    return ZE_RESULT_SUCCESS;
+  }
+  ze_result_t r = build_for_pocl(ctx, *mod, build_flags, {}, context, device, out);
+  out->log += diagnostics;
+  return r;
+}
 
-  bool moved = false;
-  std::vector<llvm::GlobalVariable*> to_erase;
-  for (llvm::GlobalVariable& g : mod->globals()) {
-    if (g.isDeclaration() || g.getName().startswith("llvm.")) continue;
-    unsigned as = g.getAddressSpace();
-    if (as != kGlobalAS && as != kConstantAS) continue;
-    GlobalInfo gi;
-    gi.name = g.getName().str();
-    gi.size = dl.getTypeAllocSize(g.getValueType());
-    gi.constant = g.isConstant() || as == kConstantAS;
-    gi.named = g.hasName() && !g.hasLocalLinkage();
-    if (gi.constant && !gi.named) continue;  // string literals and the like stay in the kernel objects only
-    size_t alloc = std::max<size_t>(64, (gi.size + 63) & ~size_t(63));
-    auto* mem = static_cast<uint8_t*>(aligned_alloc(64, alloc));
-    if (!mem) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    gi.storage.reset(mem, free);
-    memset(mem, 0, alloc);
-    bool known = !g.hasInitializer() || constant_bytes(g.getInitializer(), dl, mem, gi.size);
-    if (!known) {
-      // An initializer that holds addresses: leave the variable in the kernel objects (per-kernel copies,
-      // as PoCL has it) rather than guess; the host cannot reach it.
-      out->log += "warning: program-scope variable '" + gi.name +
-                  "' has an address in its initializer; zeModuleGetGlobalPointer cannot return it" +
-                  (gi.constant ? "\n" : " and each kernel gets its own copy\n");
-      continue;
+ze_result_t link_module(const std::string& native, const std::vector<LinkInput>& others, const char* build_flags,
+                        cl_context context, cl_device_id device, CompiledProgram* out) {
+  out->log.clear();
+  llvm::LLVMContext ctx;
+  ctx.setOpaquePointers(false);
+  std::string diagnostics;
+  collect_diagnostics(ctx, &diagnostics);
+  std::string err;
+  auto dest = parse_native(ctx, reinterpret_cast<const uint8_t*>(native.data()), native.size(), &err);
+  if (!dest) {
+    out->log = err;
+    return ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
+  }
+  std::vector<std::string> wanted = find_imports(*dest);
+  std::map<std::string, void*> shared;
+  llvm::Linker linker(*dest);
+  for (const LinkInput& o : others) {
+    auto src = parse_native(ctx, reinterpret_cast<const uint8_t*>(o.native->data()), o.native->size(), &err);
+    if (!src) {
+      out->log = err;
+      return ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
     }
-    if (!gi.constant) {
-      // Kernels address the shared storage directly.
-      auto* addr = llvm::ConstantInt::get(llvm::Type::getInt64Ty(ctx), reinterpret_cast<uintptr_t>(mem));
-      g.replaceAllUsesWith(llvm::ConstantExpr::getIntToPtr(addr, g.getType()));
-      to_erase.push_back(&g);
-      moved = true;
+    // Only the definitions this module imports; kernels and everything else of the other module stay
+    // there.
+    bool exports_any = false;
+    for (const std::string& n : wanted) {
+      llvm::GlobalValue* gv = src->getNamedValue(n);
+      if (gv && !gv->isDeclaration() && !gv->hasLocalLinkage()) exports_any = true;
     }
-    out->globals.push_back(std::move(gi));
+    if (!exports_any) continue;
+    for (const GlobalInfo* g : o.globals)
+      if (!g->constant && g->named && g->storage &&
+          std::find(wanted.begin(), wanted.end(), g->name) != wanted.end())
+        shared[g->name] = g->storage.get();
+    if (linker.linkInModule(std::move(src), llvm::Linker::Flags::LinkOnlyNeeded)) {
+      out->log = "linking failed:\n" + diagnostics;
+      return ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
+    }
   }
-  for (auto* g : to_erase) g->eraseFromParent();
-  if (moved) {
-    bitcode.clear();
-    llvm::raw_string_ostream os(bitcode);
-    llvm::WriteBitcodeToFile(*mod, os);
+  std::vector<std::string> missing = find_imports(*dest);
+  if (!missing.empty()) {
+    out->log = "unresolved imports:";
+    for (auto& n : missing) out->log += " " + n;
+    return ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
   }
-
-  // Hand it to PoCL.
-  const unsigned char* bin = reinterpret_cast<const unsigned char*>(bitcode.data());
-  size_t bin_size = bitcode.size();
-  cl_int bin_status = CL_SUCCESS, err = CL_SUCCESS;
-  cl_program prog = clCreateProgramWithBinary(context, 1, &device, &bin_size, &bin, &bin_status, &err);
-  if (!prog || err != CL_SUCCESS) {
-    out->log += "PoCL rejected the SPIR bitcode: clCreateProgramWithBinary returned " + std::to_string(err) +
-                " (binary status " + std::to_string(bin_status) + ")";
-    if (prog) clReleaseProgram(prog);
-    return err == CL_OUT_OF_HOST_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-  }
-  std::string options = opencl_options(build_flags);
-  err = clBuildProgram(prog, 1, &device, options.c_str(), nullptr, nullptr);
-  size_t log_size = 0;
-  std::string pocl_log;
-  if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) == CL_SUCCESS &&
-      log_size > 1) {
-    pocl_log.resize(log_size);
-    clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, log_size, pocl_log.data(), nullptr);
-    while (!pocl_log.empty() && (pocl_log.back() == '\0' || pocl_log.back() == '\n')) pocl_log.pop_back();
-  }
-  if (err != CL_SUCCESS) {
-    out->log += "PoCL failed to build the program (clBuildProgram returned " + std::to_string(err) + ")";
-    if (!pocl_log.empty()) out->log += ":\n" + pocl_log;
-    clReleaseProgram(prog);
-    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-  }
-  if (!pocl_log.empty()) out->log += pocl_log;
-  out->program = prog;
-  return ZE_RESULT_SUCCESS;
+  analyze(*dest, out);
+  ze_result_t r = build_for_pocl(ctx, *dest, build_flags, shared, context, device, out);
+  out->log += diagnostics;
+  return r == ZE_RESULT_SUCCESS ? r : ZE_RESULT_ERROR_MODULE_LINK_FAILURE;
 }
 
 }  // namespace zexcpu

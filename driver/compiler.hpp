@@ -56,8 +56,9 @@ struct CompiledProgram {
   cl_program program = nullptr;  ///< owned by the caller on success (clReleaseProgram)
   std::vector<KernelInfo> kernels;
   std::vector<GlobalInfo> globals;
-  std::string native_binary;  ///< zex-cpu's native format: a tag + the SPIR bitcode handed to PoCL
-  std::string log;            ///< build log: warnings on success, the reason on failure
+  std::vector<std::string> imports;  ///< functions/variables used but not defined: needs zeModuleDynamicLink
+  std::string native_binary;  ///< zex-cpu's native format: a tag + the module's SPIR bitcode before inlining
+  std::string log;            ///< build log: notes and warnings on success, the reason on failure
 };
 
 /// Specialization constants as given by ze_module_constants_t (values read with each constant's
@@ -68,7 +69,8 @@ struct SpecConstants {
   const void* const* values = nullptr;
 };
 
-/// Builds a module for `device` of `context`.
+/// Builds a module for `device` of `context`. A module with imports (see CompiledProgram::imports) is
+/// analysed but not built (program stays null) until link_module.
 /// - format ZE_MODULE_FORMAT_IL_SPIRV: `input` is SPIR-V.
 /// - format ZE_MODULE_FORMAT_NATIVE: `input` is what zeModuleGetNativeBinary returned earlier.
 /// `build_flags` may be null; OpenCL options in it ("-cl-...") are passed to PoCL, others are ignored.
@@ -82,5 +84,19 @@ struct SpecConstants {
 ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size_t size,
                            const SpecConstants& constants, const char* build_flags,
                            cl_context context, cl_device_id device, CompiledProgram* out);
+
+/// Another module offered to link_module: its native binary and its program-scope variables.
+struct LinkInput {
+  const std::string* native = nullptr;
+  std::vector<const GlobalInfo*> globals;
+};
+
+/// zeModuleDynamicLink for one module with imports: links the definitions it imports from `others`
+/// (functions are copied in; imported mutable variables resolve to the exporting module's storage),
+/// then builds it as compile_module does. Thread-safe.
+/// Errors: ZE_RESULT_ERROR_MODULE_LINK_FAILURE (unresolved or conflicting symbols, or a build failure;
+/// out->log says which), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY.
+ze_result_t link_module(const std::string& native, const std::vector<LinkInput>& others, const char* build_flags,
+                        cl_context context, cl_device_id device, CompiledProgram* out);
 
 }  // namespace zexcpu

@@ -72,6 +72,8 @@ struct Module {
   std::vector<KernelLayout> layouts;  // parallel to kernels
   std::vector<GlobalInfo> globals;
   std::string native_binary;
+  std::vector<std::string> imports;  // until zeModuleDynamicLink resolves them (program is null until then)
+  std::string build_flags;
   uint8_t mid[16] = {};
   // Kernel objects (PoCL's dlopen'ed .so files) that this module pinned with its own dlopen, so PoCL's
   // LRU of 128 handles cannot unload a module's constants while the module lives.
@@ -360,6 +362,31 @@ class Launch final : public LaunchCommand {
 // ---------------------------------------------------------------------------------------------------
 // Module entry points
 
+// Takes a built (or linked) program's results into the module and registers its storage.
+void adopt_program(Module* m, CompiledProgram* prog) {
+  m->program = prog->program;
+  prog->program = nullptr;
+  m->imports = std::move(prog->imports);
+  m->kernels = std::move(prog->kernels);
+  m->globals = std::move(prog->globals);
+  m->layouts.clear();
+  m->layouts.resize(m->kernels.size());
+  for (size_t i = 0; i < m->kernels.size(); ++i) {
+    KernelLayout& l = m->layouts[i];
+    l.info = &m->kernels[i];
+    size_t off = 0;
+    for (const ArgInfo& a : m->kernels[i].args) {
+      size_t width = a.kind == ArgKind::Value ? a.size : sizeof(void*);
+      l.slots.push_back(ArgSlot{a.kind, a.size, off, width});
+      off += (width + 7) & ~size_t(7);
+    }
+    l.blob_size = off;
+  }
+  std::lock_guard<std::mutex> lock(registry().mu);
+  for (auto& g : m->globals)
+    if (g.storage) registry().storage[reinterpret_cast<uintptr_t>(g.storage.get())] = g.size;
+}
+
 ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t* desc,
                             ze_module_handle_t* phModule, ze_module_build_log_handle_t* phBuildLog) {
   ZEXCPU_FAULT_POINT("zeModuleCreate");
@@ -402,31 +429,13 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
   }
   auto* m = new (std::nothrow) Module;
   if (!m) {
-    clReleaseProgram(prog.program);
+    if (prog.program) clReleaseProgram(prog.program);
     return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   }
-  m->program = prog.program;
-  m->kernels = std::move(prog.kernels);
-  m->globals = std::move(prog.globals);
   m->native_binary = std::move(prog.native_binary);
+  m->build_flags = desc->pBuildFlags ? desc->pBuildFlags : "";
   make_uuid(m->native_binary, "module", m->mid);
-  m->layouts.resize(m->kernels.size());
-  for (size_t i = 0; i < m->kernels.size(); ++i) {
-    KernelLayout& l = m->layouts[i];
-    l.info = &m->kernels[i];
-    size_t off = 0;
-    for (const ArgInfo& a : m->kernels[i].args) {
-      size_t width = a.kind == ArgKind::Value ? a.size : sizeof(void*);
-      l.slots.push_back(ArgSlot{a.kind, a.size, off, width});
-      off += (width + 7) & ~size_t(7);
-    }
-    l.blob_size = off;
-  }
-  {
-    std::lock_guard<std::mutex> lock(registry().mu);
-    for (auto& g : m->globals)
-      if (g.storage) registry().storage[reinterpret_cast<uintptr_t>(g.storage.get())] = g.size;
-  }
+  adopt_program(m, &prog);
   finish_log(std::move(prog.log));
   *phModule = reinterpret_cast<ze_module_handle_t>(m);
   return ZE_RESULT_SUCCESS;
@@ -453,10 +462,37 @@ ze_result_t zeModuleDynamicLink_(uint32_t numModules, ze_module_handle_t* phModu
     if (!phModules[i]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!is_module(phModules[i])) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
-  // Every zex-cpu module was built complete (a module with unresolved imports fails to build, see
-  // compile_module), so there is nothing left to link.
-  if (phLinkLog) *phLinkLog = reinterpret_cast<ze_module_build_log_handle_t>(new (std::nothrow) BuildLog{});
-  return ZE_RESULT_SUCCESS;
+  std::string text;
+  ze_result_t result = ZE_RESULT_SUCCESS;
+  for (uint32_t i = 0; i < numModules; ++i) {
+    Module* m = to_module(phModules[i]);
+    if (m->imports.empty()) continue;  // built complete, or linked before: modules are linked once
+    std::vector<LinkInput> others;
+    for (uint32_t j = 0; j < numModules; ++j) {
+      Module* o = to_module(phModules[j]);
+      if (o == m) continue;
+      LinkInput in;
+      in.native = &o->native_binary;
+      for (const GlobalInfo& g : o->globals) in.globals.push_back(&g);
+      others.push_back(std::move(in));
+    }
+    CompiledProgram prog;
+    ze_result_t r;
+    try {
+      r = link_module(m->native_binary, others, m->build_flags.c_str(), platform().context, platform().device, &prog);
+    } catch (const std::bad_alloc&) {
+      r = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    if (!prog.log.empty()) text += "module " + std::to_string(i) + ": " + prog.log + "\n";
+    if (r != ZE_RESULT_SUCCESS) {
+      result = r;
+      continue;
+    }
+    adopt_program(m, &prog);
+  }
+  if (phLinkLog)
+    *phLinkLog = reinterpret_cast<ze_module_build_log_handle_t>(new (std::nothrow) BuildLog{kLogMagic, text});
+  return result;
 }
 
 ze_result_t zeModuleBuildLogDestroy_(ze_module_build_log_handle_t hModuleBuildLog) {
@@ -532,7 +568,7 @@ ze_result_t zeModuleGetProperties_(ze_module_handle_t hModule, ze_module_propert
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!pModuleProperties) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  pModuleProperties->flags = 0;  // never ZE_MODULE_PROPERTY_FLAG_IMPORTS: modules are built complete
+  pModuleProperties->flags = to_module(hModule)->imports.empty() ? 0 : ZE_MODULE_PROPERTY_FLAG_IMPORTS;
   return ZE_RESULT_SUCCESS;
 }
 
@@ -549,6 +585,7 @@ ze_result_t zeKernelCreate_(ze_module_handle_t hModule, const ze_kernel_desc_t* 
   size_t idx = 0;
   while (idx < m->kernels.size() && m->kernels[idx].name != desc->pKernelName) ++idx;
   if (idx == m->kernels.size()) return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+  if (!m->imports.empty() || !m->program) return ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED;
 
   auto cl = std::make_shared<ClKernel>();
   cl_int err = CL_SUCCESS;
