@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Condenses igc_bench.py's igc.json (and zexcpu_levels' ratios JSON, if given) into the markdown
+tables of docs/benchmarks-igc.md.
+
+    python3 bench/igc/summarize.py <results>/igc.json [<results>/zexcpu_ratios.json] > tables.md
+"""
+import json
+import sys
+
+MAIN = ['nocheck', 'silent', 'printf', 'copy', 'zex0', 'zex1', 'zex2', 'zex0-merged', 'zex1-merged',
+        'zex2-merged']
+PROTOS = ['lean1', 'lean1-merged', 'noinline1', 'noinline1-merged', 'fusednoinl1', 'fusednoinl2']
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        print(__doc__)
+        return 2
+    d = json.load(open(sys.argv[1]))
+    rows, meta = d['rows'], d['meta']
+    idx = {(r['device'], r['shape'], r['variant']): r for r in rows}
+    out = [f"Measured {meta['date_utc']} UTC; ocloc {meta['ocloc']}, intel-opencl-icd {meta['ocloc_version']}; "
+           f"median of {meta['runs']} compiles per configuration.", '']
+
+    out += ['**ISA bytes** (`.text.<kernel>`; in parentheses: × the silent check of the same shape; '
+            '`*` marks a kernel IGC compiled at a narrower SIMD width than the silent check):', '']
+    for dev in meta['devices']:
+        out.append(f'| {dev} | ' + ' | '.join(MAIN) + ' |')
+        out.append('|---|' + '--:|' * len(MAIN))
+        for shape in meta['shapes']:
+            cells = []
+            s = idx.get((dev, shape, 'silent'))
+            for v in MAIN:
+                r = idx.get((dev, shape, v))
+                if not r:
+                    cells.append('')
+                    continue
+                star = '*' if s and r['simd_size'] != s['simd_size'] else ''
+                cells.append(f"{r['isa_bytes']}{star} ({r['isa_vs_silent']})")
+            out.append(f'| {shape} | ' + ' | '.join(cells) + ' |')
+        out.append('')
+
+    out += ['**Compile time**, gather17, CPU ms of the compile (median; in parentheses × nocheck):', '']
+    out.append('| device | ' + ' | '.join(MAIN) + ' |')
+    out.append('|---|' + '--:|' * len(MAIN))
+    for dev in meta['devices']:
+        cells = []
+        for v in MAIN:
+            r = idx.get((dev, 'gather17', v))
+            cells.append(f"{r['compile_cpu_ms']:.0f} ({r['cpu_vs_nocheck']})" if r else '')
+        out.append(f'| {dev} | ' + ' | '.join(cells) + ' |')
+    out.append('')
+
+    main_rows = [r for r in rows if r['variant'] in MAIN]
+    mem = sorted({(r['device'], r['shape'], r['variant'], r['per_thread_memory_bytes']) for r in main_rows
+                  if r['per_thread_memory_bytes']})
+    grfs = sorted({r['grf_count'] for r in main_rows})
+    out += ['**Private + spill memory** (`per_thread_memory_buffers`) of the variants above, every shape and '
+            'device: ' + ('none' if not mem else ', '.join(f'{d}/{s}/{v}: {b} B' for d, s, v, b in mem))
+            + f"; GRF count: {', '.join(map(str, grfs))}.", '']
+
+    protos = [v for v in PROTOS if any(r['variant'] == v for r in rows)]
+    if protos:
+        out += ['**Device-library prototypes** (bench/igc/proto/), gather17: ISA bytes (× silent), SIMD width, '
+                'private+spill bytes/thread:', '']
+        out.append('| device | ' + ' | '.join(protos) + ' |')
+        out.append('|---|' + '--:|' * len(protos))
+        for dev in meta['devices']:
+            cells = []
+            for v in protos:
+                r = idx.get((dev, 'gather17', v))
+                cells.append(f"{r['isa_bytes']} ({r['isa_vs_silent']}), SIMD{r['simd_size']}, "
+                             f"{r['per_thread_memory_bytes']} B" if r else '')
+            out.append(f'| {dev} | ' + ' | '.join(cells) + ' |')
+        out.append('')
+
+    out += ['**Targets** (issue 4), project device library:', '',
+            '| call site | target | device | measured | limit | met |', '|---|---|---|--:|--:|---|']
+    for t in d['targets']:
+        if not t['library'].startswith('zex'):
+            continue
+        lim = t['limit']
+        out.append(f"| {t['library'].replace('zex', 'zex', 1)} | {t['target']} | {t['device']} | {t['value']} | "
+                   f"{'≤ ' + str(lim) if lim else '= 0'} | {'yes' if t['ok'] else '**no**'}"
+                   f"{(' — ' + t['detail']) if t['detail'] else ''} |")
+    out.append('')
+
+    if len(sys.argv) == 3:
+        c = json.load(open(sys.argv[2]))
+        out += [f"**zex-cpu**, 2^24-element vector add ({c['device']}), median of the repetitions, same run:", '',
+                '| variant | ms per launch | throughput × nocheck | target ≥ 0.95 |', '|---|--:|--:|---|']
+        for v in c['variants']:
+            tgt = ('met' if v['throughput_vs_nocheck'] >= 0.95 else '**not met**') if v['variant'].startswith('zex') else ''
+            out.append(f"| {v['variant']} | {v['ms']:.2f} | {v['throughput_vs_nocheck']:.3f} | {tgt} |")
+        out.append('')
+    print('\n'.join(out))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
