@@ -1,0 +1,441 @@
+// zex library benchmarks, all in one run so that ratios compare like with like:
+//  - launch + synchronize through zex vs the same launch through raw Level Zero (same kernel, same
+//    arguments, an event per launch as zex uses), with 1, 100 and 1000 live zex streams;
+//  - the launch call alone (host side), zex vs raw, at the same stream counts;
+//  - a batch of 32 launches and one synchronize, zex vs raw, at the same stream counts;
+//  - a no-throw synchronize() vs a raw host wait on an already finished launch;
+//  - the time from synchronize() to a caught KernelException at debug levels 0, 1 and 2.
+// At the end it prints the ratios (zex / raw) computed from this run's numbers.
+//
+//   ZE_ENABLE_ALT_DRIVERS=<build>/driver/libze_zex_cpu.so zex_bench <kernels.spv> [benchmark flags]
+//   (or: cmake --build <build> --target run-bench-zex)
+#include <zex/zex.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Env {
+  zex::Context ctx;
+  zex::Device dev;
+  zex::Module mod;
+  uint32_t* flag = nullptr;  // shared USM written by `touch`
+  explicit Env(const std::vector<char>& spv) : ctx(), dev(ctx.device(0)), mod(dev, spv) {
+    ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+    void* p = nullptr;
+    zex::check(zeMemAllocShared(ctx.handle(), &dd, &hd, 64, 64, dev.handle(), &p), "zeMemAllocShared");
+    flag = static_cast<uint32_t*>(p);
+    *flag = 0;
+  }
+};
+Env* g_env = nullptr;
+
+// Idle streams that exist during a benchmark: they hold slots (and on a GPU, slabs that every launch
+// makes resident), which must not slow the measured stream down.
+std::vector<zex::Stream>& idle_streams() {
+  static std::vector<zex::Stream> v;
+  return v;
+}
+void set_live_streams(int n) {
+  auto& v = idle_streams();
+  while (int(v.size()) > n - 1) v.pop_back();
+  while (int(v.size()) < n - 1) v.emplace_back(g_env->dev);
+}
+
+zex::LaunchConfig one_item(int level = 1) {
+  zex::LaunchConfig c;
+  c.groups = {1, 1, 1};
+  c.group_size = {1, 1, 1};
+  c.debug_level = level;
+  return c;
+}
+
+void spin_until(volatile uint32_t* p, uint32_t want) {
+  while (*p != want) {
+  }
+}
+
+// The raw Level Zero baseline, done the way zex does it (Level Zero 1.4 has no
+// zeCommandListHostSynchronize): its own immediate list, a kernel created from the same (level-1)
+// module, an event per launch from a small ring, one host wait on the newest event and host resets
+// of the ones used, and a slot for the zex_state_t argument the kernel takes.
+class Raw {
+ public:
+  static constexpr uint32_t kEvents = 64;
+  Raw() {
+    auto& e = *g_env;
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "touch"};
+    zex::check(zeKernelCreate(e.mod.handle(1), &kd, &k_), "zeKernelCreate");
+    zex::check(zeKernelSetGroupSize(k_, 1, 1, 1), "zeKernelSetGroupSize");
+    ze_result_t r = zeKernelSetIndirectAccess(
+        k_, ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST | ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE);
+    if (r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) zex::check(r, "zeKernelSetIndirectAccess");
+    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
+                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    zex::check(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list_), "zeCommandListCreateImmediate");
+    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, kEvents};
+    ze_device_handle_t dh = e.dev.handle();
+    zex::check(zeEventPoolCreate(e.ctx.handle(), &pd, 1, &dh, &pool_), "zeEventPoolCreate");
+    for (uint32_t i = 0; i < kEvents; ++i) {
+      ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, i, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+      zex::check(zeEventCreate(pool_, &ed, &ev_[i]), "zeEventCreate");
+    }
+    slot_ = e.dev.slab_pool().acquire();
+  }
+  ~Raw() {
+    for (auto e : ev_) zeEventDestroy(e);
+    zeEventPoolDestroy(pool_);
+    zeCommandListDestroy(list_);
+    zeKernelDestroy(k_);
+    g_env->dev.slab_pool().release(slot_);
+  }
+  Raw(const Raw&) = delete;
+  Raw& operator=(const Raw&) = delete;
+
+  void launch(uint32_t token) {
+    uint32_t* flag = g_env->flag;
+    zex_state_t st = zex::SlabPool::state(slot_, ++id_);
+    zex::check(zeKernelSetArgumentValue(k_, 0, sizeof flag, &flag), "zeKernelSetArgumentValue");
+    zex::check(zeKernelSetArgumentValue(k_, 1, sizeof token, &token), "zeKernelSetArgumentValue");
+    zex::check(zeKernelSetArgumentValue(k_, 2, sizeof st, &st), "zeKernelSetArgumentValue");
+    ze_group_count_t g{1, 1, 1};
+    zex::check(zeCommandListAppendLaunchKernel(list_, k_, &g, ev_[used_++ % kEvents], 0, nullptr),
+               "zeCommandListAppendLaunchKernel");
+  }
+  // At most kEvents launches between waits.
+  void wait() {
+    zex::check(zeEventHostSynchronize(ev_[(used_ - 1) % kEvents], UINT64_MAX), "zeEventHostSynchronize");
+    for (uint32_t i = 0; i < used_; ++i) zex::check(zeEventHostReset(ev_[i]), "zeEventHostReset");
+    used_ = 0;
+  }
+
+ private:
+  ze_kernel_handle_t k_ = nullptr;
+  ze_command_list_handle_t list_ = nullptr;
+  ze_event_pool_handle_t pool_ = nullptr;
+  ze_event_handle_t ev_[kEvents] = {};
+  uint32_t used_ = 0;
+  zex::Slot slot_;
+  uint64_t id_ = 0;
+};
+
+// Idle raw streams for the baseline at N streams: what a runtime with N streams has anyway (an
+// immediate list and an event pool each), without zex.
+struct IdleRaw {
+  ze_command_list_handle_t list = nullptr;
+  ze_event_pool_handle_t pool = nullptr;
+  IdleRaw() {
+    auto& e = *g_env;
+    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
+                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    zex::check(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list), "zeCommandListCreateImmediate");
+    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 64};
+    ze_device_handle_t dh = e.dev.handle();
+    zex::check(zeEventPoolCreate(e.ctx.handle(), &pd, 1, &dh, &pool), "zeEventPoolCreate");
+  }
+  ~IdleRaw() {
+    zeEventPoolDestroy(pool);
+    zeCommandListDestroy(list);
+  }
+  IdleRaw(const IdleRaw&) = delete;
+  IdleRaw& operator=(const IdleRaw&) = delete;
+};
+std::vector<std::unique_ptr<IdleRaw>>& idle_raw() {
+  static std::vector<std::unique_ptr<IdleRaw>> v;
+  return v;
+}
+void set_live_raw(int n) {
+  idle_streams().clear();
+  auto& v = idle_raw();
+  while (int(v.size()) > n - 1) v.pop_back();
+  while (int(v.size()) < n - 1) v.push_back(std::make_unique<IdleRaw>());
+}
+void set_live_zex(int n) {
+  idle_raw().clear();
+  set_live_streams(n);
+}
+
+// --- launch + synchronize -------------------------------------------------------------------------
+
+void BM_LaunchSync_Raw(benchmark::State& state) {
+  set_live_raw(int(state.range(0)));
+  Raw raw;
+  uint32_t token = 0;
+  for (auto _ : state) {
+    raw.launch(++token);
+    raw.wait();
+  }
+  state.counters["streams"] = double(state.range(0));
+}
+
+void BM_LaunchSync_Zex(benchmark::State& state) {
+  set_live_zex(int(state.range(0)));
+  zex::Kernel k = g_env->mod.kernel("touch");
+  zex::Stream s(g_env->dev);
+  const auto cfg = one_item();
+  uint32_t token = 0;
+  s.launch(k, cfg, g_env->flag, ++token);  // first launch builds the kernel: not measured
+  s.synchronize();
+  for (auto _ : state) {
+    s.launch(k, cfg, g_env->flag, ++token);
+    s.synchronize();
+  }
+  state.counters["streams"] = double(state.range(0));
+}
+
+// --- the launch call alone (host side: arguments + one append), synchronized outside the timing ------
+
+void BM_LaunchOnly_Raw(benchmark::State& state) {
+  set_live_raw(int(state.range(0)));
+  Raw raw;
+  uint32_t token = 0;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    raw.launch(++token);
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    raw.wait();
+  }
+  state.counters["streams"] = double(state.range(0));
+}
+
+void BM_LaunchOnly_Zex(benchmark::State& state) {
+  set_live_zex(int(state.range(0)));
+  zex::Kernel k = g_env->mod.kernel("touch");
+  zex::Stream s(g_env->dev);
+  const auto cfg = one_item();
+  uint32_t token = 0;
+  s.launch(k, cfg, g_env->flag, ++token);
+  s.synchronize();
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    s.launch(k, cfg, g_env->flag, ++token);
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    s.synchronize();
+  }
+  state.counters["streams"] = double(state.range(0));
+}
+
+// --- 32 launches, one synchronize -------------------------------------------------------------------
+
+constexpr int kBatch = 32;
+
+void BM_Batch32_Raw(benchmark::State& state) {
+  set_live_raw(int(state.range(0)));
+  Raw raw;
+  uint32_t token = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) raw.launch(++token);
+    raw.wait();
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.counters["streams"] = double(state.range(0));
+}
+
+void BM_Batch32_Zex(benchmark::State& state) {
+  set_live_zex(int(state.range(0)));
+  zex::Kernel k = g_env->mod.kernel("touch");
+  zex::Stream s(g_env->dev);
+  const auto cfg = one_item();
+  uint32_t token = 0;
+  s.launch(k, cfg, g_env->flag, ++token);
+  s.synchronize();
+  for (auto _ : state) {
+    for (int i = 0; i < kBatch; ++i) s.launch(k, cfg, g_env->flag, ++token);
+    s.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.counters["streams"] = double(state.range(0));
+}
+
+// --- the wait alone, on a launch that has already run -------------------------------------------------
+
+void BM_SyncOnly_Raw(benchmark::State& state) {
+  set_live_raw(1);
+  Raw raw;
+  uint32_t token = 0;
+  for (auto _ : state) {
+    raw.launch(++token);
+    spin_until(g_env->flag, token);
+    auto t0 = Clock::now();
+    raw.wait();
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+}
+
+void BM_SyncOnly_Zex(benchmark::State& state) {
+  set_live_zex(1);
+  zex::Kernel k = g_env->mod.kernel("touch");
+  zex::Stream s(g_env->dev);
+  const auto cfg = one_item();
+  uint32_t token = 0;
+  s.launch(k, cfg, g_env->flag, ++token);
+  s.synchronize();
+  for (auto _ : state) {
+    s.launch(k, cfg, g_env->flag, ++token);
+    spin_until(g_env->flag, token);
+    auto t0 = Clock::now();
+    s.synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+}
+
+// --- synchronize() to a caught exception ----------------------------------------------------------------
+
+void BM_SyncToCatch_Zex(benchmark::State& state) {
+  set_live_zex(1);
+  const int level = int(state.range(0));
+  zex::Kernel k = g_env->mod.kernel("throw_now");
+  zex::Stream s(g_env->dev);
+  const auto cfg = one_item(level);
+  volatile uint32_t* status = &s.slot().report->status;
+  uint32_t token = 0;
+  s.launch(k, cfg, ++token);
+  try {
+    s.synchronize();
+  } catch (const zex::KernelException&) {
+  }
+  size_t chars = 0;
+  for (auto _ : state) {
+    s.launch(k, cfg, ++token);
+    while (*status == 0) {
+    }
+    auto t0 = Clock::now();
+    try {
+      s.synchronize();
+      state.SkipWithError("no exception");
+      break;
+    } catch (const zex::KernelException& e) {
+      chars += std::strlen(e.what());
+    }
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  state.counters["level"] = level;
+  benchmark::DoNotOptimize(chars);
+}
+
+// Collects each benchmark's time per iteration (ns), every repetition, so that main() can print
+// ratios of medians. Names lose their "/real_time" and "/manual_time" suffixes.
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& r : runs) {
+      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
+      std::string name = r.benchmark_name();
+      for (const char* suffix : {"/real_time", "/manual_time"}) {
+        const std::string sfx(suffix);
+        if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0)
+          name.resize(name.size() - sfx.size());
+      }
+      ns[name].push_back(r.GetAdjustedRealTime() * to_ns(r.time_unit));
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  double median(const std::string& name) const {
+    auto it = ns.find(name);
+    if (it == ns.end() || it->second.empty()) return 0.0;
+    std::vector<double> v = it->second;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  }
+  static double to_ns(benchmark::TimeUnit u) {
+    switch (u) {
+      case benchmark::kSecond: return 1e9;
+      case benchmark::kMillisecond: return 1e6;
+      case benchmark::kMicrosecond: return 1e3;
+      default: return 1.0;
+    }
+  }
+  std::map<std::string, std::vector<double>> ns;
+};
+
+std::vector<char> read_file(const char* path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error(std::string("cannot open ") + path);
+  return std::vector<char>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+// Raw and zex alternate at each stream count so that drift in the machine's load hits both alike.
+BENCHMARK(BM_LaunchSync_Raw)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LaunchSync_Zex)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LaunchSync_Raw)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LaunchSync_Zex)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LaunchSync_Raw)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LaunchSync_Zex)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LaunchOnly_Raw)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LaunchOnly_Zex)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LaunchOnly_Raw)->Arg(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LaunchOnly_Zex)->Arg(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LaunchOnly_Raw)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LaunchOnly_Zex)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Batch32_Raw)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Batch32_Zex)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Batch32_Raw)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Batch32_Zex)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Batch32_Raw)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Batch32_Zex)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_SyncOnly_Raw)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SyncOnly_Zex)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SyncToCatch_Zex)->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: zex_bench <bench_kernels.spv> [benchmark flags]\n");
+    return 2;
+  }
+  try {
+    g_env = new Env(read_file(argv[1]));  // never destroyed: see tests/zex_fixture.hpp
+    std::printf("device: %s\n", g_env->dev.name().c_str());
+    Collector rep;
+    benchmark::RunSpecifiedBenchmarks(&rep);
+    idle_streams().clear();
+    idle_raw().clear();
+    auto get = [&](const std::string& n) { return rep.median(n); };
+    auto ratio = [&](const char* what, const std::string& a, const std::string& b) {
+      const double x = get(a), y = get(b);
+      if (x > 0 && y > 0) std::printf("  %-44s %8.3f us / %8.3f us = %.3fx\n", what, x / 1e3, y / 1e3, x / y);
+    };
+    std::printf("\nRatios of medians (this run):\n");
+    for (const char* n : {"1", "100", "1000"})
+      ratio(("launch+sync zex/raw, " + std::string(n) + " streams").c_str(),
+            std::string("BM_LaunchSync_Zex/") + n, std::string("BM_LaunchSync_Raw/") + n);
+    for (const char* n : {"1", "100", "1000"})
+      ratio(("launch call alone zex/raw, " + std::string(n) + " streams").c_str(),
+            std::string("BM_LaunchOnly_Zex/") + n, std::string("BM_LaunchOnly_Raw/") + n);
+    for (const char* n : {"1", "100", "1000"})
+      ratio(("32 launches+sync zex/raw, " + std::string(n) + " streams").c_str(),
+            std::string("BM_Batch32_Zex/") + n, std::string("BM_Batch32_Raw/") + n);
+    ratio("launch+sync zex, 100 vs 1 streams", "BM_LaunchSync_Zex/100", "BM_LaunchSync_Zex/1");
+    ratio("launch+sync zex, 1000 vs 1 streams", "BM_LaunchSync_Zex/1000", "BM_LaunchSync_Zex/1");
+    ratio("launch+sync raw, 1000 vs 1 streams", "BM_LaunchSync_Raw/1000", "BM_LaunchSync_Raw/1");
+    ratio("launch call alone zex, 100 vs 1 streams", "BM_LaunchOnly_Zex/100", "BM_LaunchOnly_Zex/1");
+    ratio("launch call alone zex, 1000 vs 1 streams", "BM_LaunchOnly_Zex/1000", "BM_LaunchOnly_Zex/1");
+    ratio("32 launches+sync zex, 1000 vs 1 streams", "BM_Batch32_Zex/1000", "BM_Batch32_Zex/1");
+    ratio("32 launches+sync raw, 1000 vs 1 streams", "BM_Batch32_Raw/1000", "BM_Batch32_Raw/1");
+    ratio("no-throw synchronize() / raw host wait", "BM_SyncOnly_Zex", "BM_SyncOnly_Raw");
+    for (const char* l : {"0", "1", "2"})
+      ratio(("sync->catch level " + std::string(l) + " / no-throw synchronize()").c_str(),
+            std::string("BM_SyncToCatch_Zex/") + l, "BM_SyncOnly_Zex");
+    benchmark::Shutdown();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zex_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
