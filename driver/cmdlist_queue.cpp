@@ -5,7 +5,7 @@
 // (LaunchCommand::run returns when the kernel has finished). So work is in order per list or queue
 // and concurrent across lists and queues, as on a GPU with several engines. Copies and fills are
 // memcpy/pattern loops on the worker: all USM is host memory. A wait on events blocks the worker on
-// the waiters' condition variable (objects.hpp); nothing polls or sleeps.
+// a condition variable (the sharded waiters of objects.hpp); nothing polls or sleeps.
 //
 // A regular list is a vector of commands, built at append time (kernel arguments are captured then,
 // as the specification says) and run, without change, by every zeCommandQueueExecuteCommandLists.
@@ -74,10 +74,10 @@ class Worker {
   /// Waits until every submitted job has run (timeout as host_wait). On success returns, and clears,
   /// the first error a job met since the last call (a failed kernel launch: DEVICE_LOST-like).
   ze_result_t wait_idle(uint64_t timeout) {
-    ze_result_t r = host_wait(timeout, [&] { return idle(); });
+    ze_result_t r = host_wait(this, timeout, [&] { return idle(); });
     if (r != ZE_RESULT_SUCCESS) return r;
     ze_result_t err = ZE_RESULT_SUCCESS;
-    change_and_notify([&] { std::swap(err, error_); });
+    change_and_notify(this, [&] { std::swap(err, error_); });
     return err;
   }
 
@@ -90,7 +90,8 @@ class Worker {
       stopping_ = true;
     }
     cv_.notify_all();
-    change_and_notify([&] { abort_.store(true, std::memory_order_release); });
+    abort_.store(true, std::memory_order_release);
+    notify_all_waiters();  // the worker may wait on any event, in any shard
     if (thread_.joinable()) thread_.join();
     if (queue_ != nullptr) {
       clReleaseCommandQueue(queue_);
@@ -124,7 +125,7 @@ class Worker {
           if (!(completed = execute_list(list, &result))) break;
       }
       if (job.fence != nullptr && completed) signal_fence(job.fence);
-      change_and_notify([&] {
+      change_and_notify(this, [&] {
         if (result != ZE_RESULT_SUCCESS && error_ == ZE_RESULT_SUCCESS) error_ = result;
         finished_.fetch_add(1, std::memory_order_release);
       });
@@ -153,7 +154,7 @@ class Worker {
   std::atomic<bool> abort_{false};
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> finished_{0};
-  ze_result_t error_ = ZE_RESULT_SUCCESS;  // under the waiters' mutex
+  ze_result_t error_ = ZE_RESULT_SUCCESS;  // under the mutex of this worker's waiters shard
   std::thread thread_;
   cl_command_queue queue_ = nullptr;  // created and used by the worker thread
 };

@@ -1,6 +1,6 @@
 // Event pools, events and fences. An event is a flag plus kernel timestamps; a fence is a flag that a
 // command queue sets when an execution finishes. All waiting, on the host and on the workers that run
-// command lists, goes through the waiters' condition variable of objects.hpp: no polling, no sleeps.
+// command lists, goes through the sharded waiters of objects.hpp: no polling, no sleeps.
 #include "ddi_tables.hpp"
 #include "objects.hpp"
 
@@ -8,13 +8,30 @@
 
 namespace zexcpu {
 
-Waiters& waiters() {
-  static auto* w = new Waiters;  // never destroyed: workers may still wait during static destruction
-  return *w;
+namespace {
+constexpr size_t kShards = 64;
+Waiters* shards() {
+  static auto* w = new Waiters[kShards];  // never destroyed: workers may still wait during exit
+  return w;
+}
+}  // namespace
+
+Waiters& waiters(const void* object) {
+  auto p = reinterpret_cast<uintptr_t>(object);
+  return shards()[((p >> 6) ^ (p >> 12) ^ (p >> 20)) % kShards];
+}
+
+void notify_all_waiters() {
+  Waiters* w = shards();
+  for (size_t i = 0; i < kShards; ++i) {
+    // Taking the mutex orders this wake-up after any waiter's predicate check: none is lost.
+    { std::lock_guard<std::mutex> lock(w[i].mutex); }
+    w[i].cv.notify_all();
+  }
 }
 
 void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns) {
-  change_and_notify([&] {
+  change_and_notify(e, [&] {
     e->start_ns = start_ns;
     e->end_ns = end_ns;
     e->signalled.store(1, std::memory_order_release);
@@ -22,24 +39,25 @@ void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns) {
 }
 
 void reset_event(ze_event_handle_t e) {
-  change_and_notify([&] { e->signalled.store(0, std::memory_order_release); });
+  change_and_notify(e, [&] { e->signalled.store(0, std::memory_order_release); });
 }
 
 bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort) {
-  auto all_signalled = [&] {
-    for (size_t i = 0; i < n; ++i)
-      if (events[i]->signalled.load(std::memory_order_acquire) == 0) return false;
-    return true;
-  };
-  if (all_signalled()) return true;  // the common case takes no lock
-  Waiters& w = waiters();
-  std::unique_lock<std::mutex> lock(w.mutex);
-  w.cv.wait(lock, [&] { return all_signalled() || abort->load(std::memory_order_acquire); });
-  return all_signalled();
+  for (size_t i = 0; i < n; ++i) {
+    ze_event_handle_t e = events[i];
+    if (e->signalled.load(std::memory_order_acquire)) continue;  // the common case takes no lock
+    Waiters& w = waiters(e);
+    std::unique_lock<std::mutex> lock(w.mutex);
+    w.cv.wait(lock, [&] {
+      return e->signalled.load(std::memory_order_acquire) != 0 || abort->load(std::memory_order_acquire);
+    });
+    if (e->signalled.load(std::memory_order_acquire) == 0) return false;
+  }
+  return true;
 }
 
 void signal_fence(ze_fence_handle_t f) {
-  change_and_notify([&] { f->signalled.store(1, std::memory_order_release); });
+  change_and_notify(f, [&] { f->signalled.store(1, std::memory_order_release); });
 }
 
 namespace {
@@ -127,8 +145,8 @@ ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool, const ze
 ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent) {
   ZEXCPU_FAULT_POINT("zeEventDestroy");
   ZEXCPU_CHECK(check_event(hEvent));
-  // Under the waiters' mutex: a worker that evaluates its wait predicate never sees a half-freed event.
-  change_and_notify([&] { hEvent->magic = kDeadMagic; });
+  // Under the shard's mutex: a waiter that evaluates its predicate never sees a half-freed event.
+  change_and_notify(hEvent, [&] { hEvent->magic = kDeadMagic; });
   delete hEvent;
   return ZE_RESULT_SUCCESS;
 }
@@ -147,7 +165,7 @@ ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t
   ZEXCPU_FAULT_POINT("zeEventHostSynchronize");
   ZEXCPU_CHECK(check_event(hEvent));
   if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
-  return host_wait(timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; });
+  return host_wait(hEvent, timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; });
 }
 
 ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent) {
@@ -200,7 +218,7 @@ ze_result_t ZE_APICALL zeFenceCreate(ze_command_queue_handle_t hCommandQueue, co
 ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence) {
   ZEXCPU_FAULT_POINT("zeFenceDestroy");
   ZEXCPU_CHECK(check_fence(hFence));
-  change_and_notify([&] { hFence->magic = kDeadMagic; });
+  change_and_notify(hFence, [&] { hFence->magic = kDeadMagic; });
   delete hFence;
   return ZE_RESULT_SUCCESS;
 }
@@ -210,7 +228,7 @@ ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence, uint64_t
   ZEXCPU_FAULT_POINT("zeFenceHostSynchronize");
   ZEXCPU_CHECK(check_fence(hFence));
   if (hFence->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
-  return host_wait(timeout, [&] { return hFence->signalled.load(std::memory_order_acquire) != 0; });
+  return host_wait(hFence, timeout, [&] { return hFence->signalled.load(std::memory_order_acquire) != 0; });
 }
 
 ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence) {
@@ -222,7 +240,7 @@ ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence) {
 ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence) {
   ZEXCPU_FAULT_POINT("zeFenceReset");
   ZEXCPU_CHECK(check_fence(hFence));
-  change_and_notify([&] { hFence->signalled.store(0, std::memory_order_release); });
+  change_and_notify(hFence, [&] { hFence->signalled.store(0, std::memory_order_release); });
   return ZE_RESULT_SUCCESS;
 }
 

@@ -94,7 +94,7 @@ struct _ze_event_handle_t {
   uint32_t magic = zexcpu::kEventMagic;
   ze_event_pool_handle_t pool = nullptr;
   uint32_t index = 0;
-  /// 0 = not signalled, 1 = signalled. Changed under the waiters' mutex (event_fence.cpp) so that
+  /// 0 = not signalled, 1 = signalled. Changed under its waiters shard's mutex (objects.hpp) so that
   /// no wake-up is lost; read lock-free by zeEventQueryStatus.
   std::atomic<uint32_t> signalled{0};
   // Kernel timestamps (ns, now_ns()) of the last command that signalled this event; written before
@@ -124,34 +124,26 @@ bool is_command_queue(ze_command_queue_handle_t h);
 
 // --- host synchronization (event_fence.cpp) ---------------------------------------------------
 // Every blocking wait in zex-cpu (host waits on events, fences, lists and queues; workers waiting
-// on events) sleeps on one process-wide condition variable, and every state change that could end
-// a wait notifies it. One variable keeps the "signal then wake" protocol trivially race-free; zex-cpu
-// has few waiters at a time, so the extra wake-ups cost little.
+// on events) sleeps on a condition variable, and every state change that could end a wait happens
+// under the matching mutex and notifies it: no wake-up is lost, nothing polls. The mutex/condition
+// variable pairs are sharded by the address of the object waited on, so that a signal wakes only the
+// threads waiting on objects of its shard (with one shared variable, N threads each synchronizing
+// their own list would all wake on every completion).
 
-/// Marks `e` signalled (recording [start_ns, end_ns] as its kernel timestamps) and wakes waiters.
-void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns);
-/// Marks `e` not signalled.
-void reset_event(ze_event_handle_t e);
-/// Blocks until every event is signalled (true) or *abort becomes true (false).
-bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort);
-/// Marks `f` signalled and wakes waiters.
-void signal_fence(ze_fence_handle_t f);
-
-/// Waits until done() is true: timeout 0 polls, UINT64_MAX waits forever, otherwise waits at most
-/// `timeout_ns`. Returns ZE_RESULT_SUCCESS or ZE_RESULT_NOT_READY. done() runs under the waiters' mutex.
-template <typename Done> ze_result_t host_wait(uint64_t timeout_ns, Done done);
-
-/// The process-wide waiters' mutex and condition variable.
+/// A mutex and the condition variable of the threads that wait under it.
 struct Waiters {
   std::mutex mutex;
   std::condition_variable cv;
 };
-Waiters& waiters();
+/// The shard of the waiters of `object` (an event, a fence, a worker).
+Waiters& waiters(const void* object);
+/// Wakes every waiter of every shard (rare: a worker that must give up its waits).
+void notify_all_waiters();
 
-/// Runs `change` under the waiters' mutex, then wakes every waiter: the way to change any state
-/// that a host_wait() or wait_events() predicate reads.
-template <typename Change> void change_and_notify(Change change) {
-  Waiters& w = waiters();
+/// Runs `change` under the mutex of `object`'s shard, then wakes that shard: the way to change any
+/// state that a host_wait() or wait_events() predicate on `object` reads.
+template <typename Change> void change_and_notify(const void* object, Change change) {
+  Waiters& w = waiters(object);
   {
     std::lock_guard<std::mutex> lock(w.mutex);
     change();
@@ -159,8 +151,21 @@ template <typename Change> void change_and_notify(Change change) {
   w.cv.notify_all();
 }
 
-template <typename Done> ze_result_t host_wait(uint64_t timeout_ns, Done done) {
-  Waiters& w = waiters();
+/// Marks `e` signalled (recording [start_ns, end_ns] as its kernel timestamps) and wakes its waiters.
+void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns);
+/// Marks `e` not signalled.
+void reset_event(ze_event_handle_t e);
+/// Blocks until every event has been seen signalled (true; the events are waited for one after the
+/// other) or *abort becomes true (false). Whoever sets *abort then calls notify_all_waiters().
+bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort);
+/// Marks `f` signalled and wakes its waiters.
+void signal_fence(ze_fence_handle_t f);
+
+/// Waits until done() is true, sleeping in `object`'s shard: timeout 0 polls, UINT64_MAX waits
+/// forever, otherwise waits at most `timeout_ns`. Returns ZE_RESULT_SUCCESS or ZE_RESULT_NOT_READY.
+/// done() runs under the shard's mutex.
+template <typename Done> ze_result_t host_wait(const void* object, uint64_t timeout_ns, Done done) {
+  Waiters& w = waiters(object);
   std::unique_lock<std::mutex> lock(w.mutex);
   if (done()) return ZE_RESULT_SUCCESS;
   if (timeout_ns == 0) return ZE_RESULT_NOT_READY;
