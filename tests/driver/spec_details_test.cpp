@@ -1,0 +1,161 @@
+// Details of the specification that are easy to get wrong: count/array query protocols, default and
+// synchronous queue modes, fences never submitted, constant pointer arguments, large allocations,
+// sub-group sizes consistent with the reported properties.
+#include "l0_fixture.hpp"
+
+#include <algorithm>
+#include <thread>
+
+using SpecDetails = L0Test;
+
+TEST_F(SpecDetails, CountGreaterThanAvailableIsCorrected) {
+  uint32_t n = 5;
+  ze_driver_handle_t drivers[5] = {};
+  ZE_OK(zeDriverGet(&n, drivers));
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(drivers[0], driver);
+  EXPECT_EQ(drivers[1], nullptr) << "only the available drivers are written";
+  n = 7;
+  ze_device_handle_t devices[7] = {};
+  ZE_OK(zeDeviceGet(driver, &n, devices));
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(devices[0], device);
+  uint32_t ng = 0;
+  ZE_OK(zeDeviceGetCommandQueueGroupProperties(device, &ng, nullptr));
+  uint32_t more = ng + 3;
+  std::vector<ze_command_queue_group_properties_t> g(more);
+  for (auto& x : g) {
+    x = {};
+    x.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+  }
+  ZE_OK(zeDeviceGetCommandQueueGroupProperties(device, &more, g.data()));
+  EXPECT_EQ(more, ng);
+  ze_module_handle_t m = module("atomics");
+  ASSERT_NE(m, nullptr);
+  uint32_t nk = 10;
+  const char* names[10] = {};
+  ZE_OK(zeModuleGetKernelNames(m, &nk, names));
+  EXPECT_EQ(nk, 3u);
+}
+
+TEST_F(SpecDetails, DefaultModeImmediateListWorks) {
+  ze_kernel_handle_t k = kernel(module("basic"), "store_value");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  std::fill(p, p + 64, 0);
+  ZE_OK(set_ptr(k, 0, p));
+  ZE_OK(set_val(k, 1, 31));
+  ze_command_list_handle_t l = immediate_list(ZE_COMMAND_QUEUE_MODE_DEFAULT);
+  ze_event_handle_t e = make_event();
+  ASSERT_TRUE(l && e);
+  ZE_OK(launch(l, k, 1, 64, e));
+  ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
+  EXPECT_EQ(p[63], 31);
+}
+
+TEST_F(SpecDetails, SynchronousQueueBlocksInExecute) {
+  ze_kernel_handle_t k = kernel(module("basic"), "spin_then_store");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  std::fill(p, p + 64, 0);
+  ZE_OK(set_ptr(k, 0, p));
+  ZE_OK(set_val(k, 1, 100000));
+  ZE_OK(set_val(k, 2, 17));
+  ze_command_queue_handle_t q = queue(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  ze_command_list_handle_t l = regular_list();
+  ASSERT_TRUE(q && l);
+  ZE_OK(launch(l, k, 1, 64));
+  ZE_OK(zeCommandListClose(l));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+  // No synchronisation: a synchronous queue has run the lists when the call returns.
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(p[i], 17) << i;
+}
+
+TEST_F(SpecDetails, FenceNeverSubmittedIsNotReady) {
+  ze_command_queue_handle_t q = queue();
+  ze_fence_handle_t f = fence(q);
+  ASSERT_NE(f, nullptr);
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeFenceHostSynchronize(f, 0));
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeFenceHostSynchronize(f, 20'000'000ull));
+  EXPECT_GE(ms_since(t0), 15.0);
+  // An idle queue synchronizes at once.
+  EXPECT_ZE_OK(zeCommandQueueSynchronize(q, 0));
+}
+
+TEST_F(SpecDetails, ConstantPointerArgument) {
+  ze_kernel_handle_t k = kernel(module("misc"), "poly");
+  ASSERT_NE(k, nullptr);
+  auto* coeffs = static_cast<float*>(alloc_device(4 * sizeof(float)));
+  auto* staging = static_cast<float*>(alloc_host(4 * sizeof(float)));
+  auto* out = static_cast<float*>(alloc_shared(64 * sizeof(float)));
+  staging[0] = 1.0f, staging[1] = -2.0f, staging[2] = 0.5f, staging[3] = 0.0f;
+  ze_command_list_handle_t l = immediate_list();
+  ze_event_handle_t e = make_event();
+  ZE_OK(zeCommandListAppendMemoryCopy(l, coeffs, staging, 4 * sizeof(float), nullptr, 0, nullptr));
+  ZE_OK(zeCommandListAppendBarrier(l, nullptr, 0, nullptr));
+  ZE_OK(set_ptr(k, 0, coeffs));
+  ZE_OK(set_val(k, 1, 3));
+  ZE_OK(set_ptr(k, 2, out));
+  ZE_OK(launch(l, k, 1, 64, e));
+  ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
+  for (int x = 0; x < 64; ++x) ASSERT_EQ(out[x], 1.0f - 2.0f * x + 0.5f * x * x) << x;
+}
+
+TEST_F(SpecDetails, LargeAllocationsAreUsable) {
+  ze_device_properties_t dp = {};
+  dp.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  ZE_OK(zeDeviceGetProperties(device, &dp));
+  const size_t size = std::min<uint64_t>(dp.maxMemAllocSize, size_t{512} << 20);
+  ASSERT_GE(size, size_t{64} << 20) << "maxMemAllocSize is implausibly small";
+  ze_kernel_handle_t k = kernel(module("misc"), "touch_ends");
+  ASSERT_NE(k, nullptr);
+  for (int kind = 0; kind < 3; ++kind) {
+    char* p = static_cast<char*>(kind == 0 ? alloc_host(size) : kind == 1 ? alloc_shared(size) : alloc_device(size));
+    ASSERT_NE(p, nullptr) << "kind " << kind;
+    auto* ends = static_cast<char*>(alloc_host(2));
+    ZE_OK(set_ptr(k, 0, p));
+    ZE_OK(set_val(k, 1, uint64_t{size}));
+    ze_command_list_handle_t l = immediate_list();
+    ze_event_handle_t e = make_event();
+    ZE_OK(launch(l, k, 1, 1));
+    ZE_OK(zeCommandListAppendBarrier(l, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendMemoryCopy(l, ends, p, 1, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendMemoryCopy(l, ends + 1, p + size - 1, 1, e, 0, nullptr));
+    ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
+    EXPECT_EQ(ends[0], 11) << "kind " << kind;
+    EXPECT_EQ(ends[1], 22) << "kind " << kind;
+    void* base = nullptr;
+    size_t len = 0;
+    ZE_OK(zeMemGetAddressRange(context, p + size - 1, &base, &len));
+    EXPECT_EQ(base, p);
+    EXPECT_GE(len, size);
+  }
+}
+
+TEST_F(SpecDetails, SubGroupSizesMatchComputeProperties) {
+  ze_kernel_handle_t k = kernel(module("subgroups"), "sg_info");
+  ASSERT_NE(k, nullptr);
+  ze_device_compute_properties_t cp = {};
+  cp.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+  ZE_OK(zeDeviceGetComputeProperties(device, &cp));
+  std::vector<uint32_t> sizes(cp.subGroupSizes, cp.subGroupSizes + cp.numSubGroupSizes);
+  ze_kernel_properties_t kp = {};
+  kp.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+  ZE_OK(zeKernelGetProperties(k, &kp));
+  const uint32_t gs = 64, n = 256;
+  auto* out = static_cast<uint32_t*>(alloc_shared(n * 4 * sizeof(uint32_t)));
+  ZE_OK(set_ptr(k, 0, out));
+  run(k, n / gs, gs);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t sg = out[i * 4 + 0], max_sg = out[i * 4 + 1], reduced = out[i * 4 + 2], count = out[i * 4 + 3];
+    ASSERT_TRUE(std::find(sizes.begin(), sizes.end(), max_sg) != sizes.end())
+        << "work-item " << i << ": get_max_sub_group_size() = " << max_sg << " is not a reported sub-group size";
+    ASSERT_LE(sg, max_sg) << i;
+    ASSERT_EQ(reduced, sg) << "sub_group_reduce_add(1) must equal the sub-group size, item " << i;
+    ASSERT_EQ(count, (gs + max_sg - 1) / max_sg) << i;
+    if (kp.maxSubgroupSize) {
+      ASSERT_LE(max_sg, kp.maxSubgroupSize) << i;
+    }
+  }
+}
