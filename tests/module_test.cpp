@@ -117,19 +117,48 @@ TEST(Module, WrongArgumentCountSaysWhichKernelExpectedHowMany) {
   EXPECT_NO_THROW(s.synchronize());
 }
 
-TEST(Module, ArgumentOfTheWrongSizeIsAZeError) {
+TEST(Module, ScalarsAreConvertedToTheParametersWidthWhenTheyFit) {
   auto& e = env();
   zex::Kernel vadd = e.mod.kernel("vadd");
   zex::Stream s(e.dev);
-  zex_test::Usm<float> c(4);
+  zex_test::Usm<float> a(8), b(8), c(8);
+  for (int i = 0; i < 8; ++i) {
+    a[i] = float(i);
+    b[i] = 1.0f;
+  }
+  // n is a uint in the kernel; a size_t that fits is passed as one, as a C call would.
+  const size_t n = 6;
+  s.launch(vadd, zex_test::cfg1d(1, 6, 1), c.get(), a.get(), b.get(), n);
+  EXPECT_NO_THROW(s.synchronize());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(c[i], float(i) + 1.0f);
+  // One that does not fit is an error naming the argument and the kernel.
   try {
-    s.launch(vadd, zex_test::cfg1d(1, 4), c.get(), c.get(), c.get(), uint64_t(4));  // n is a uint
+    s.launch(vadd, zex_test::cfg1d(1, 4), c.get(), a.get(), b.get(), uint64_t(1) << 40);
     FAIL();
   } catch (const zex::ZeError& ex) {
     EXPECT_EQ(ex.call(), "zeKernelSetArgumentValue");
+    EXPECT_EQ(ex.result(), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
     EXPECT_NE(std::string(ex.what()).find("argument 3 (8 bytes) of kernel 'vadd'"), std::string::npos)
         << ex.what();
   }
+  // A struct of the wrong size is never converted.
+  struct Big {
+    uint64_t a, b;
+  };
+  EXPECT_THROW(s.launch(vadd, zex_test::cfg1d(1, 4), c.get(), a.get(), b.get(), Big{1, 2}), zex::ZeError);
+}
+
+TEST(Module, AFileNameInsteadOfSpirvIsExplained) {
+  auto& e = env();
+  try {
+    zex::Module m(e.dev, std::string("kernels/vadd.spv"));
+    FAIL();
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("looks like a file name"), std::string::npos) << ex.what();
+  }
+  auto bytes = zex_test::read_file(zex_test::kernel_spv());
+  zex::Module ok(e.dev, std::string(bytes.begin(), bytes.end()));
+  EXPECT_FALSE(ok.kernel_names().empty());
 }
 
 TEST(ModuleMoves, MoveConstructAssignSelfMoveAndDestroyMovedFrom) {

@@ -257,6 +257,20 @@ TEST(Stream, EightThreadsWithTheirOwnStreamsCountExactly) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+TEST(LaunchConfig, ExtentsFromAnyIntegers) {
+  zex::LaunchConfig c;
+  EXPECT_EQ(c.groups, zex::Dim3(1, 1, 1));
+  const size_t n = 1000;
+  c.groups = {n / 256 + 1, 1, 1};  // size_t: must compile and convert
+  EXPECT_EQ(c.groups.x, 4u);
+  c.group_size = {64};
+  EXPECT_EQ(c.group_size, zex::Dim3(64, 1, 1));
+  c.groups = {2, 3, 4};
+  EXPECT_EQ(c.groups[1], 3u);
+  EXPECT_THROW(c.groups = zex::Dim3(-1, 1, 1), std::invalid_argument);
+  EXPECT_THROW(c.groups = zex::Dim3(size_t(1) << 33), std::invalid_argument);
+}
+
 TEST(Stream, LocalMemoryArgument) {
   auto& e = env();
   zex::Kernel k = e.mod.kernel("group_sum");

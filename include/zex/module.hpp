@@ -136,6 +136,17 @@ class Module {
   /// @throws std::invalid_argument
   Module(const Device& dev, const std::vector<char>& spirv_bytes)
       : Module(dev, spirv_bytes.data(), spirv_bytes.size()) {}
+  /// From the bytes of a .spv file held in a std::string (e.g. read with an ifstream). A string that
+  /// looks like a file name gets an error saying to read the file first.
+  /// @throws std::invalid_argument
+  Module(const Device& dev, const std::string& spirv_bytes) {
+    if (spirv_bytes.size() < 256 && spirv_bytes.find('\0') == std::string::npos &&
+        spirv_bytes.size() >= 4 && spirv_bytes.compare(spirv_bytes.size() - 4, 4, ".spv") == 0)
+      throw std::invalid_argument("zex::Module: '" + spirv_bytes +
+                                  "' looks like a file name; zex::Module takes the SPIR-V itself: read the "
+                                  "file's bytes into a std::vector<char> and pass that");
+    init(dev, detail::spirv_words(spirv_bytes.data(), spirv_bytes.size()));
+  }
   /// From a buffer of `size_bytes` bytes of SPIR-V.
   /// @throws std::invalid_argument
   Module(const Device& dev, const void* data, size_t size_bytes) {

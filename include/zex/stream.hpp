@@ -13,6 +13,7 @@
 #include <level_zero/ze_api.h>
 
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -24,11 +25,40 @@
 
 namespace zex {
 
+/// Three extents (x, y, z), each at least 0 and below 2^32. Built from any integers, so that
+/// `cfg.groups = {n / 256, 1, 1}` compiles with a size_t n; omitted extents are 1 (`{64}` is
+/// {64, 1, 1}).
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+
+  constexpr Dim3() = default;
+  /// @throws std::invalid_argument if an extent is negative or does not fit in 32 bits
+  template <class X, class Y = uint32_t, class Z = uint32_t>
+  Dim3(X x_, Y y_ = 1, Z z_ = 1) : x(narrow(x_)), y(narrow(y_)), z(narrow(z_)) {}  // NOLINT: implicit on purpose
+
+  uint32_t& operator[](size_t i) noexcept { return i == 0 ? x : i == 1 ? y : z; }
+  uint32_t operator[](size_t i) const noexcept { return i == 0 ? x : i == 1 ? y : z; }
+  bool operator==(const Dim3& o) const noexcept { return x == o.x && y == o.y && z == o.z; }
+  bool operator!=(const Dim3& o) const noexcept { return !(*this == o); }
+
+ private:
+  template <class T>
+  static uint32_t narrow(T v) {
+    static_assert(std::is_integral<T>::value, "zex::Dim3: extents are integers");
+    bool negative = false;
+    if constexpr (std::is_signed<T>::value) negative = v < 0;
+    if (negative || static_cast<unsigned long long>(v) > 0xffffffffull)
+      throw std::invalid_argument("zex: a launch extent (" + std::to_string(v) +
+                                  ") is negative or does not fit in 32 bits");
+    return static_cast<uint32_t>(v);
+  }
+};
+
 /// How to launch: the number of work-groups and their size in each dimension, and the debug level
 /// (0, 1 or 2; -1 = the stream's default, from ZEX_DEBUG_LEVEL).
 struct LaunchConfig {
-  std::array<uint32_t, 3> groups{{1, 1, 1}};
-  std::array<uint32_t, 3> group_size{{1, 1, 1}};
+  Dim3 groups;      ///< work-groups in x, y, z
+  Dim3 group_size;  ///< work-items per work-group in x, y, z
   int debug_level = -1;
 };
 
@@ -77,12 +107,41 @@ inline EnvLevel read_env_level() {
                     " bytes) of kernel '" + kernel + "'");
 }
 
+// The driver rejected a scalar's size: do what a C call through a prototype does and convert the
+// value to the parameter's width, if it fits (a size_t for a uint, a double for a float).
+template <class T>
+__attribute__((noinline, cold)) void set_arg_converted(ze_kernel_handle_t k, uint32_t i, const T& v, ze_result_t r,
+                                                       const std::string& kernel) {
+  if (r == ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE) {
+    if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value) {
+      if (sizeof(T) == 8) {
+        const bool fits = std::is_signed<T>::value
+                              ? (static_cast<long long>(v) >= INT32_MIN && static_cast<long long>(v) <= UINT32_MAX)
+                              : static_cast<unsigned long long>(v) <= UINT32_MAX;
+        const uint32_t w = static_cast<uint32_t>(v);
+        if (fits && zeKernelSetArgumentValue(k, i, sizeof w, &w) == ZE_RESULT_SUCCESS) return;
+      } else {
+        const uint64_t w = std::is_signed<T>::value ? static_cast<uint64_t>(static_cast<int64_t>(v))
+                                                    : static_cast<uint64_t>(v);
+        if (zeKernelSetArgumentValue(k, i, sizeof w, &w) == ZE_RESULT_SUCCESS) return;
+      }
+    } else if constexpr (std::is_same<T, double>::value) {
+      const float f = static_cast<float>(v);
+      if (zeKernelSetArgumentValue(k, i, sizeof f, &f) == ZE_RESULT_SUCCESS) return;
+    } else if constexpr (std::is_same<T, float>::value) {
+      const double d = v;
+      if (zeKernelSetArgumentValue(k, i, sizeof d, &d) == ZE_RESULT_SUCCESS) return;
+    }
+  }
+  throw_arg_error(r, kernel, i, sizeof(T));
+}
+
 template <class T>
 inline void set_arg(ze_kernel_handle_t k, uint32_t i, const T& v, const std::string& kernel) {
   static_assert(std::is_trivially_copyable<T>::value,
                 "zex: kernel arguments are copied bytewise; pass pointers, scalars or plain structs");
   ze_result_t r = zeKernelSetArgumentValue(k, i, sizeof(T), &v);
-  if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) throw_arg_error(r, kernel, i, sizeof(T));
+  if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) set_arg_converted(k, i, v, r, kernel);
 }
 inline void set_arg(ze_kernel_handle_t k, uint32_t i, const LocalMemory& v, const std::string& kernel) {
   ze_result_t r = zeKernelSetArgumentValue(k, i, v.bytes, nullptr);
@@ -122,8 +181,10 @@ class Stream {
   ~Stream() = default;
 
   /// Sets `args` as the kernel's arguments, the stream's zex_state_t as its last argument, and
-  /// appends the launch (one Level Zero command). Pass device pointers, scalars of the parameter's
-  /// exact size, plain structs, or zex::local(bytes) for a __local parameter.
+  /// appends the launch (one Level Zero command). Pass device pointers, scalars, plain structs, or
+  /// zex::local(bytes) for a __local parameter. An integer or floating-point scalar whose size the
+  /// driver rejects is converted to the other width if its value fits (a size_t for a uint, a
+  /// double for a float), as a C call would.
   /// @throws std::invalid_argument (wrong argument count, naming the kernel and the counts; bad
   ///         debug level or ZEX_DEBUG_LEVEL; a zero in groups or group_size); ZeError (build failure
   ///         with the build log, a rejected argument, a failed append)
@@ -136,9 +197,9 @@ class Stream {
     Kernel::Level& l = ks.at(level);
     constexpr size_t n = sizeof...(Args);
     if (__builtin_expect(l.num_args != n + 1, 0)) detail::throw_arg_count(*ks.name, l.num_args, n);
-    if (__builtin_expect((cfg.groups[0] == 0) | (cfg.groups[1] == 0) | (cfg.groups[2] == 0), 0))
+    if (__builtin_expect((cfg.groups.x == 0) | (cfg.groups.y == 0) | (cfg.groups.z == 0), 0))
       throw_zero_groups(*ks.name);
-    if (l.group[0] != cfg.group_size[0] || l.group[1] != cfg.group_size[1] || l.group[2] != cfg.group_size[2])
+    if (l.group[0] != cfg.group_size.x || l.group[1] != cfg.group_size.y || l.group[2] != cfg.group_size.z)
       set_group_size(l, cfg, *ks.name);
     uint32_t i = 0;
     (void)i;
@@ -146,7 +207,7 @@ class Stream {
     const uint64_t id = s.next_id;
     const zex_state_t state = SlabPool::state(s.slot, id);
     detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, *ks.name);
-    const ze_group_count_t groups{cfg.groups[0], cfg.groups[1], cfg.groups[2]};
+    const ze_group_count_t groups{cfg.groups.x, cfg.groups.y, cfg.groups.z};
     ze_event_handle_t ev = s.next_event();
     ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, ev, 0, nullptr);
     if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) throw_launch_error(r, *ks.name);
@@ -330,13 +391,13 @@ class Stream {
   }
 
   static void set_group_size(Kernel::Level& l, const LaunchConfig& cfg, const std::string& name) {
-    for (int d = 0; d < 3; ++d)
-      if (cfg.group_size[d] == 0) throw_zero_groups(name);
-    check(zeKernelSetGroupSize(l.kernel, cfg.group_size[0], cfg.group_size[1], cfg.group_size[2]),
-          "zeKernelSetGroupSize", ("setting the group size of kernel '" + name + "'").c_str());
-    l.group[0] = cfg.group_size[0];
-    l.group[1] = cfg.group_size[1];
-    l.group[2] = cfg.group_size[2];
+    const Dim3& g = cfg.group_size;
+    if (g.x == 0 || g.y == 0 || g.z == 0) throw_zero_groups(name);
+    check(zeKernelSetGroupSize(l.kernel, g.x, g.y, g.z), "zeKernelSetGroupSize",
+          ("setting the group size of kernel '" + name + "'").c_str());
+    l.group[0] = g.x;
+    l.group[1] = g.y;
+    l.group[2] = g.z;
   }
 
   [[noreturn]] __attribute__((noinline, cold)) static void throw_zero_groups(const std::string& name) {
