@@ -13,14 +13,14 @@ import sys
 import tempfile
 
 DEFAULT_VARIANTS = ['nocheck', 'silent', 'printf', 'copy', 'zex0', 'zex1', 'zex2',
-                    'zex0-shared', 'zex1-shared', 'zex2-shared']
+                    'zex0-merged', 'zex1-merged', 'zex2-merged']
 COLORS = {'nocheck': '#7f7f7f', 'silent': '#b0b0b0', 'printf': '#d62728', 'copy': '#ff7f0e'}
 
 
 def color(v):
     if v in COLORS:
         return COLORS[v]
-    if v.endswith('-shared'):
+    if v.endswith('-shared') or v.endswith('-merged'):
         return '#2ca02c'
     return '#1f77b4'
 
@@ -45,8 +45,9 @@ def main():
         script = [
             f"set terminal pngcairo size {430 * len(shapes)},{380 * len(devices)} font 'DejaVu Sans,9'",
             f"set output '{os.path.abspath(a.png)}'",
+            'set termoption noenhanced',
             f"set multiplot layout {len(devices)},{len(shapes)} title 'ISA bytes per bounds-check variant "
-            f"(IGC via ocloc; blue: zex, one cold path per site; green: zex, one throw block per kernel)'",
+            f"(IGC via ocloc; blue: zex, one cold path per site; green: the same after merge_throw_sites, one throw block per kernel)'",
             'set style fill solid 0.9 border -1', 'set boxwidth 0.75', 'set logscale y', 'set grid ytics',
             'set xtics rotate by -45 noenhanced', 'set ylabel "ISA bytes (log)"', 'unset key',
             'set format y "%.0s%c"', 'set yrange [256:*]', 'set offsets 0.5,0.5,0,0',

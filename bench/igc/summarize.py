@@ -3,6 +3,8 @@
 tables of docs/benchmarks-igc.md.
 
     python3 bench/igc/summarize.py <results>/igc.json [<results>/zexcpu_ratios.json] > tables.md
+    python3 bench/igc/summarize.py ... --doc docs/benchmarks-igc.md   # replaces the block between
+                                        # <!-- igc-tables:begin --> and <!-- igc-tables:end -->
 """
 import json
 import sys
@@ -13,6 +15,11 @@ PROTOS = ['lean1', 'lean1-merged', 'noinline1', 'noinline1-merged', 'fusednoinl1
 
 
 def main():
+    doc = None
+    if '--doc' in sys.argv:
+        k = sys.argv.index('--doc')
+        doc = sys.argv[k + 1]
+        del sys.argv[k:k + 2]
     if len(sys.argv) not in (2, 3):
         print(__doc__)
         return 2
@@ -85,15 +92,32 @@ def main():
                    f"{(' — ' + t['detail']) if t['detail'] else ''} |")
     out.append('')
 
+    cpu = []
     if len(sys.argv) == 3:
         c = json.load(open(sys.argv[2]))
-        out += [f"**zex-cpu**, 2^24-element vector add ({c['device']}), median of the repetitions, same run:", '',
+        cpu += [f"**zex-cpu**, 2^24-element vector add ({c['device']}), median of the repetitions, same run:", '',
                 '| variant | ms per launch | throughput × nocheck | target ≥ 0.95 |', '|---|--:|--:|---|']
         for v in c['variants']:
             tgt = ('met' if v['throughput_vs_nocheck'] >= 0.95 else '**not met**') if v['variant'].startswith('zex') else ''
-            out.append(f"| {v['variant']} | {v['ms']:.2f} | {v['throughput_vs_nocheck']:.3f} | {tgt} |")
-        out.append('')
-    print('\n'.join(out))
+            cpu.append(f"| {v['variant']} | {v['ms']:.2f} | {v['throughput_vs_nocheck']:.3f} | {tgt} |")
+        cpu.append('')
+    if not doc:
+        print('\n'.join(out + cpu))
+        return 0
+    body = open(doc).read()
+    for tag, lines in (('igc-tables', out), ('zexcpu', cpu)):
+        if not lines:
+            continue
+        begin, end = f'<!-- {tag}:begin -->', f'<!-- {tag}:end -->'
+        if begin not in body or end not in body:
+            print(f'summarize: {doc} has no {begin} ... {end} block', file=sys.stderr)
+            return 1
+        head, rest = body.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        body = head + begin + '\n' + '\n'.join(lines) + '\n' + end + tail
+    with open(doc, 'w') as f:
+        f.write(body)
+    print(f'summarize: updated {doc}')
     return 0
 
 
