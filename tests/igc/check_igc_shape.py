@@ -5,6 +5,8 @@ Compiles, with Intel's offline compiler (ocloc) for DG2 and PVC, every zex debug
   - the bench/igc kernel shapes (vadd, gather17, stencil2d) with ZEX_CHECK_BOUNDS at every access,
     both as <zex/device.h> emits it (one cold block per site) and with one throw block per kernel,
   - tests/igc/kernels/abi_calls.cl, which calls the three ABI entry points as a compiler would,
+  - tests/igc/kernels/merge_patterns.cl (loops, two exception kinds, inlined helpers), as is and after
+    bench/igc/merge_throw_sites.py (the per-kernel throw block the shapes get as -merged too),
 each linked with the device library (user module first) and specialized through the debug-level
 specialization constant, and fails if any kernel has per-thread private or spill memory
 (.ze_info per_thread_memory_buffers). A kernel that compiles to a narrower SIMD width than the same
@@ -25,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, 'bench', 'igc'))
 import igclib  # noqa: E402
 import igc_bench  # noqa: E402
+import merge_throw_sites  # noqa: E402
 
 SKIP = 77
 
@@ -51,13 +54,22 @@ def main():
         lib, header = igc_bench.project_library(tc, ROOT, work, spv)
         print(f'device library: {spv or "device/zex_device.cl (built here)"}; header: {header}')
         mods = igc_bench.build_modules(tc, work, list(igc_bench.SHAPES), [lib], shared=True)
-        user = tc.cl_to_spv(os.path.join(HERE, 'kernels', 'abi_calls.cl'), os.path.join(work, 'abi_calls.spv'),
-                            includes=lib.includes)
-        linked = tc.link([user, lib.spv], os.path.join(work, 'abi_calls_linked.spv'))
-        for level in igc_bench.LEVELS:
-            out = tc.specialize(linked, os.path.join(work, f'abi_calls{level}.spv'),
-                                {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
-            mods.append(('abi_calls', f'zex{level}', level, 'abi_calls', open(out, 'rb').read()))
+        for kname, merge in [('abi_calls', False), ('merge_patterns', False), ('merge_patterns', True)]:
+            user = tc.cl_to_spv(os.path.join(HERE, 'kernels', f'{kname}.cl'), os.path.join(work, f'{kname}.spv'),
+                                includes=lib.includes)
+            style = '-merged' if merge else ''
+            if merge:
+                merged = os.path.join(work, f'{kname}_merged.spv')
+                with open(user, 'rb') as f:
+                    data = merge_throw_sites.merge_throw_sites(f.read())
+                with open(merged, 'wb') as f:
+                    f.write(data)
+                user = merged
+            linked = tc.link([user, lib.spv], os.path.join(work, f'{kname}{style}_linked.spv'))
+            for level in igc_bench.LEVELS:
+                out = tc.specialize(linked, os.path.join(work, f'{kname}{style}{level}.spv'),
+                                    {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
+                mods.append((kname, f'zex{level}{style}', level, kname, open(out, 'rb').read()))
         control = tc.cl_to_spv(os.path.join(HERE, 'kernels', 'uses_private.cl'),
                                os.path.join(work, 'uses_private.spv'))
         control = open(control, 'rb').read()

@@ -42,6 +42,7 @@ def main():
         srcs = [(s, os.path.join(kdir, f), [kdir], [f'ZEXB_VARIANT={igc_bench.ZEXB_ZEX}'])
                 for s, (f, _, _) in igc_bench.SHAPES.items()]
         srcs.append(('abi_calls', os.path.join(HERE, 'kernels', 'abi_calls.cl'), [], []))
+        srcs.append(('merge_patterns', os.path.join(HERE, 'kernels', 'merge_patterns.cl'), [], []))
         for name, src, incs, defs in srcs:
             spv = tc.cl_to_spv(src, os.path.join(work, f'{name}.spv'), includes=incs + lib.includes, defines=defs)
             data = open(spv, 'rb').read()
@@ -59,6 +60,8 @@ def main():
             before, _, _ = calls(data, 'zex_report_exception')
             after, _, _ = calls(out, 'zex_report_exception')
             print(f'{name}: zex_report_exception calls {len(before)} -> {len(after)}')
+            if name == 'merge_patterns' and not (len(before) >= 4 and len(after) < len(before)):
+                fails.append(f'merge_patterns: expected fewer sites after the pass, got {len(before)} -> {len(after)}')
             if name == 'vadd' and out != data:
                 fails.append('vadd: one site, yet the module changed')
             if name == 'gather17':
