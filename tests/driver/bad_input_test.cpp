@@ -245,3 +245,19 @@ TEST_F(BadInput, UnknownKernelName) {
   ze_kernel_handle_t k = nullptr;
   EXPECT_ZE(ZE_RESULT_ERROR_INVALID_KERNEL_NAME, zeKernelCreate(m, &kd, &k));
 }
+
+TEST_F(BadInput, LaunchWithArgumentsNeverSet) {
+  // The specification leaves this undefined; running the kernel would dereference garbage, so the only safe
+  // answer is a refusal at append time.
+  ze_kernel_handle_t k = kernel(module("basic"), "vadd");
+  ASSERT_NE(k, nullptr);
+  ze_command_list_handle_t l = immediate_list();
+  ZE_OK(zeKernelSetGroupSize(k, 1, 1, 1));
+  ze_group_count_t gc = {1, 1, 1};
+  EXPECT_NE(zeCommandListAppendLaunchKernel(l, k, &gc, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+  // Two of three set is still not all.
+  auto* a = static_cast<float*>(alloc_shared(sizeof(float)));
+  ZE_OK(set_ptr(k, 0, a));
+  ZE_OK(set_ptr(k, 1, a));
+  EXPECT_NE(zeCommandListAppendLaunchKernel(l, k, &gc, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+}

@@ -253,3 +253,20 @@ TEST_F(Fences, FenceCoversOnlyItsExecution) {
   EXPECT_ZE_OK(zeFenceQueryStatus(f1));
   EXPECT_EQ(p[0], 2);
 }
+
+TEST_F(Events, ThousandEventsSignalledByOneList) {
+  const uint32_t n = 1024;
+  ze_event_pool_handle_t pool = event_pool(n);
+  ASSERT_NE(pool, nullptr);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) {
+    ev.push_back(make_event(pool, i));
+    ASSERT_NE(ev.back(), nullptr) << i;
+  }
+  ze_command_list_handle_t l = immediate_list();
+  for (uint32_t i = 0; i < n; ++i) ZE_OK(zeCommandListAppendSignalEvent(l, ev[i]));
+  ZE_OK(zeEventHostSynchronize(ev[n - 1], 30'000'000'000ull));
+  uint32_t signalled = 0;
+  for (auto e : ev) signalled += zeEventQueryStatus(e) == ZE_RESULT_SUCCESS;
+  EXPECT_EQ(signalled, n) << "in order: when the last is signalled, all are";
+}
