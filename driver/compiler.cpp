@@ -14,6 +14,7 @@
 #include <llvm/IR/DataLayout.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -531,6 +533,116 @@ bool translate_isolated(const std::string& bytes, const SpecConstants& constants
   return false;
 }
 
+// spirv-link keeps one builtin variable per input module (two "__spirv_BuiltInGlobalInvocationId"s); the
+// translator names both after the builtin, LLVM renames the second "...GlobalInvocationId.2", and the
+// translator's lowering to OpenCL calls, which matches names exactly, leaves that one as an undefined
+// variable. Lower those the same way here: a load of the variable becomes get_global_id(0..2) & co.
+bool lower_leftover_builtins(llvm::Module& m, std::string* err) {
+  using namespace llvm;
+  struct Builtin {
+    const char* spirv;
+    const char* ocl;  // mangled OpenCL function
+    bool vector;      // takes the dimension (uint)
+    bool uint_result; // returns uint rather than size_t
+  };
+  static const Builtin kBuiltins[] = {
+      {"GlobalInvocationId", "_Z13get_global_idj", true, false},
+      {"LocalInvocationId", "_Z12get_local_idj", true, false},
+      {"WorkgroupId", "_Z12get_group_idj", true, false},
+      {"NumWorkgroups", "_Z14get_num_groupsj", true, false},
+      {"WorkgroupSize", "_Z14get_local_sizej", true, false},
+      {"EnqueuedWorkgroupSize", "_Z23get_enqueued_local_sizej", true, false},
+      {"GlobalSize", "_Z15get_global_sizej", true, false},
+      {"GlobalOffset", "_Z17get_global_offsetj", true, false},
+      {"GlobalLinearId", "_Z20get_global_linear_idv", false, false},
+      {"LocalInvocationIndex", "_Z19get_local_linear_idv", false, false},
+      {"WorkDim", "_Z12get_work_dimv", false, true},
+      {"SubgroupSize", "_Z18get_sub_group_sizev", false, true},
+      {"SubgroupMaxSize", "_Z22get_max_sub_group_sizev", false, true},
+      {"NumSubgroups", "_Z18get_num_sub_groupsv", false, true},
+      {"NumEnqueuedSubgroups", "_Z27get_enqueued_num_sub_groupsv", false, true},
+      {"SubgroupId", "_Z16get_sub_group_idv", false, true},
+      {"SubgroupLocalInvocationId", "_Z22get_sub_group_local_idv", false, true},
+  };
+  std::vector<GlobalVariable*> vars;
+  for (GlobalVariable& g : m.globals())
+    if (g.getName().startswith("__spirv_BuiltIn") && !g.hasInitializer()) vars.push_back(&g);
+  Type* i32 = Type::getInt32Ty(m.getContext());
+  Type* size_t_ty = Type::getInt64Ty(m.getContext());
+  for (GlobalVariable* g : vars) {
+    StringRef name = g->getName().drop_front(strlen("__spirv_BuiltIn"));
+    name = name.take_until([](char c) { return c == '.'; });
+    const Builtin* b = nullptr;
+    for (const Builtin& x : kBuiltins)
+      if (name == x.spirv) b = &x;
+    if (!b) {
+      *err = "unsupported SPIR-V builtin variable " + g->getName().str();
+      return false;
+    }
+    Type* ret = b->uint_result ? i32 : size_t_ty;
+    FunctionType* fty = b->vector ? FunctionType::get(ret, {i32}, false) : FunctionType::get(ret, {}, false);
+    FunctionCallee callee = m.getOrInsertFunction(b->ocl, fty);
+    if (auto* f = dyn_cast<Function>(callee.getCallee())) {
+      f->setCallingConv(CallingConv::SPIR_FUNC);
+      f->setDoesNotThrow();
+    }
+    auto call = [&](IRBuilder<>& ir, unsigned dim) {
+      CallInst* c = b->vector ? ir.CreateCall(callee, {ConstantInt::get(i32, dim)}) : ir.CreateCall(callee, {});
+      c->setCallingConv(CallingConv::SPIR_FUNC);
+      return c;
+    };
+    auto fit = [&](IRBuilder<>& ir, Value* v, Type* to) -> Value* {
+      return v->getType() == to ? v : ir.CreateZExtOrTrunc(v, to);
+    };
+    // Loads of the whole variable, or of one element through a constant GEP; anything else is refused.
+    std::vector<User*> users(g->user_begin(), g->user_end());
+    for (User* u : users) {
+      std::vector<std::pair<LoadInst*, int>> loads;  // (load, element or -1 for the whole value)
+      if (auto* li = dyn_cast<LoadInst>(u)) {
+        loads.push_back({li, -1});
+      } else if (auto* ce = dyn_cast<ConstantExpr>(u)) {
+        int elem = -1;
+        if (ce->getOpcode() == Instruction::GetElementPtr && ce->getNumOperands() == 3) {
+          if (auto* idx = dyn_cast<ConstantInt>(ce->getOperand(2))) elem = static_cast<int>(idx->getZExtValue());
+        } else if (ce->isCast()) {
+          elem = -1;
+        } else {
+          *err = "unsupported use of SPIR-V builtin variable " + g->getName().str();
+          return false;
+        }
+        for (User* cu : ce->users()) {
+          auto* load = dyn_cast<LoadInst>(cu);
+          if (!load) {
+            *err = "unsupported use of SPIR-V builtin variable " + g->getName().str();
+            return false;
+          }
+          loads.push_back({load, elem});
+        }
+      } else {
+        *err = "unsupported use of SPIR-V builtin variable " + g->getName().str();
+        return false;
+      }
+      for (auto& [li, elem] : loads) {
+        IRBuilder<> ir(li);
+        Value* v;
+        if (auto* vt = dyn_cast<FixedVectorType>(li->getType())) {
+          v = UndefValue::get(vt);
+          for (unsigned d = 0; d < vt->getNumElements(); ++d)
+            v = ir.CreateInsertElement(v, fit(ir, call(ir, d), vt->getElementType()), d);
+        } else {
+          v = fit(ir, call(ir, elem < 0 ? 0 : static_cast<unsigned>(elem)), li->getType());
+        }
+        li->replaceAllUsesWith(v);
+        li->eraseFromParent();
+      }
+      if (auto* ce = dyn_cast<ConstantExpr>(u))
+        if (ce->use_empty()) ce->destroyConstant();
+    }
+    if (g->use_empty()) g->eraseFromParent();
+  }
+  return true;
+}
+
 // Functions and variables the module uses but does not define, and that PoCL does not provide: the
 // module's imports (SPIR-V Import linkage). OpenCL builtins come out of the translator Itanium-mangled
 // (_Z...), as printf, or with a "__" prefix; LLVM intrinsics start with "llvm.".
@@ -633,7 +745,10 @@ ze_result_t build_for_pocl(llvm::LLVMContext& ctx, llvm::Module& mod, const char
     gi.name = g.getName().str();
     gi.size = dl.getTypeAllocSize(g.getValueType());
     gi.constant = g.isConstant() || as == kConstantAS;
-    gi.named = g.hasName() && !g.hasLocalLinkage();
+    // Program-scope variables are found by name whatever their linkage (spirv-link drops the Export
+    // decorations it resolved, and the translator then makes them internal); string literals and other
+    // compiler-made constants (".str", private linkage) are not.
+    gi.named = g.hasName() && !g.getName().startswith(".") && !g.hasPrivateLinkage();
     if (gi.constant && !gi.named) continue;  // string literals and the like stay in the kernel objects only
     if (!gi.constant && gi.named) {
       auto it = shared.find(gi.name);
@@ -660,42 +775,73 @@ ze_result_t build_for_pocl(llvm::LLVMContext& ctx, llvm::Module& mod, const char
     out->globals.push_back(std::move(gi));
   }
   for (auto* g : to_erase) g->eraseFromParent();
-  std::string bitcode;
-  {
-    llvm::raw_string_ostream os(bitcode);
-    llvm::WriteBitcodeToFile(mod, os);
-  }
 
-  // Hand it to PoCL.
-  const unsigned char* bin = reinterpret_cast<const unsigned char*>(bitcode.data());
-  size_t bin_size = bitcode.size();
-  cl_int bin_status = CL_SUCCESS, err = CL_SUCCESS;
-  cl_program prog = clCreateProgramWithBinary(context, 1, &device, &bin_size, &bin, &bin_status, &err);
-  if (!prog || err != CL_SUCCESS) {
-    out->log += "PoCL rejected the SPIR bitcode: clCreateProgramWithBinary returned " + std::to_string(err) +
-                " (binary status " + std::to_string(bin_status) + ")";
-    if (prog) clReleaseProgram(prog);
-    return err == CL_OUT_OF_HOST_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-  }
+  // PoCL 3.1's kernel library has some builtins only under its internal "_cl_" names (mem_fence & co);
+  // clang's OpenCL headers rename them when PoCL compiles source, nothing does for SPIR input.
+  auto use_pocl_name = [&](llvm::Function* f) {
+    llvm::StringRef n = f->getName();
+    size_t digits = 2;
+    while (digits < n.size() && isdigit(static_cast<unsigned char>(n[digits]))) ++digits;
+    if (!n.startswith("_Z") || digits == 2) return false;
+    unsigned len = 0;
+    if (n.substr(2, digits - 2).getAsInteger(10, len)) return false;
+    std::string renamed = "_Z" + std::to_string(len + 4) + "_cl_" + n.substr(digits).str();
+    if (mod.getFunction(renamed)) return false;
+    f->setName(renamed);
+    return true;
+  };
+  for (const char* n : {"_Z9mem_fencej", "_Z14read_mem_fencej", "_Z15write_mem_fencej"})
+    if (llvm::Function* f = mod.getFunction(n)) use_pocl_name(f);
+
   std::string options = opencl_options(build_flags);
-  err = clBuildProgram(prog, 1, &device, options.c_str(), nullptr, nullptr);
-  size_t log_size = 0;
-  std::string pocl_log;
-  if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) == CL_SUCCESS &&
-      log_size > 1) {
-    pocl_log.resize(log_size);
-    clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, log_size, pocl_log.data(), nullptr);
-    while (!pocl_log.empty() && (pocl_log.back() == '\0' || pocl_log.back() == '\n')) pocl_log.pop_back();
-  }
-  if (err != CL_SUCCESS) {
+  for (int attempt = 0;; ++attempt) {
+    std::string bitcode;
+    {
+      llvm::raw_string_ostream os(bitcode);
+      llvm::WriteBitcodeToFile(mod, os);
+    }
+    const unsigned char* bin = reinterpret_cast<const unsigned char*>(bitcode.data());
+    size_t bin_size = bitcode.size();
+    cl_int bin_status = CL_SUCCESS, err = CL_SUCCESS;
+    cl_program prog = clCreateProgramWithBinary(context, 1, &device, &bin_size, &bin, &bin_status, &err);
+    if (!prog || err != CL_SUCCESS) {
+      out->log += "PoCL rejected the SPIR bitcode: clCreateProgramWithBinary returned " + std::to_string(err) +
+                  " (binary status " + std::to_string(bin_status) + ")";
+      if (prog) clReleaseProgram(prog);
+      return err == CL_OUT_OF_HOST_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY
+                                          : ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    err = clBuildProgram(prog, 1, &device, options.c_str(), nullptr, nullptr);
+    size_t log_size = 0;
+    std::string pocl_log;
+    if (clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size) == CL_SUCCESS &&
+        log_size > 1) {
+      pocl_log.resize(log_size);
+      clGetProgramBuildInfo(prog, device, CL_PROGRAM_BUILD_LOG, log_size, pocl_log.data(), nullptr);
+      while (!pocl_log.empty() && (pocl_log.back() == '\0' || pocl_log.back() == '\n')) pocl_log.pop_back();
+    }
+    if (err == CL_SUCCESS) {
+      // PoCL's log of a successful build is its optimizer's remarks: not the application's business.
+      out->program = prog;
+      return ZE_RESULT_SUCCESS;
+    }
+    clReleaseProgram(prog);
+    // Builtins missing under their standard name: retry with PoCL's internal names.
+    bool renamed = false;
+    if (attempt < 2) {
+      const std::string key = "Cannot find symbol ";
+      for (size_t at = pocl_log.find(key); at != std::string::npos; at = pocl_log.find(key, at + 1)) {
+        size_t b0 = at + key.size(), e0 = pocl_log.find_first_of(" \n", b0);
+        std::string sym = pocl_log.substr(b0, e0 == std::string::npos ? std::string::npos : e0 - b0);
+        if (llvm::Function* f = mod.getFunction(sym))
+          if (f->isDeclaration() && use_pocl_name(f)) renamed = true;
+      }
+    }
+    if (renamed) continue;
     out->log += "PoCL failed to build the program (clBuildProgram returned " + std::to_string(err) + ")";
     if (!pocl_log.empty()) out->log += ":\n" + pocl_log;
-    clReleaseProgram(prog);
     return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
   }
-  if (!pocl_log.empty()) out->log += pocl_log;
-  out->program = prog;
-  return ZE_RESULT_SUCCESS;
 }
 
 }  // namespace
@@ -776,6 +922,11 @@ ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size
       return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     mod = std::move(*parsed);
+    std::string lerr;
+    if (!lower_leftover_builtins(*mod, &lerr)) {
+      out->log += lerr;
+      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
   }
 
   analyze(*mod, out);

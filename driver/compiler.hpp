@@ -47,7 +47,7 @@ struct GlobalInfo {
   std::string name;
   size_t size = 0;
   bool constant = false;
-  bool named = false;              ///< visible by name (external linkage) to zeModuleGetGlobalPointer
+  bool named = false;              ///< visible by name to zeModuleGetGlobalPointer (not a literal)
   std::shared_ptr<uint8_t> storage;  ///< 64-byte aligned, `size` bytes, initialized
 };
 

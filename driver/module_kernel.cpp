@@ -286,6 +286,15 @@ class Launch final : public LaunchCommand {
   Launch& operator=(const Launch&) = delete;
 
   ze_result_t run(cl_command_queue queue) override {
+    ze_result_t r = enqueue(queue);
+    if (r != ZE_RESULT_SUCCESS) return r;
+    cl_int err = clFinish(queue);
+    if (err != CL_SUCCESS) return cl_to_ze(err);
+    completed();
+    return ZE_RESULT_SUCCESS;
+  }
+
+  ze_result_t enqueue(cl_command_queue queue) override {
     if (groups_.groupCountX == 0 || groups_.groupCountY == 0 || groups_.groupCountZ == 0)
       return ZE_RESULT_SUCCESS;  // nothing to run
     size_t local[3] = {group_[0], group_[1], group_[2]};
@@ -293,7 +302,6 @@ class Launch final : public LaunchCommand {
                         size_t(groups_.groupCountZ) * group_[2]};
     // get_work_dim() as Intel's driver computes it.
     cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
-    bool pin = false;
     cl_int err = CL_SUCCESS;
     {
       std::lock_guard<std::mutex> lock(cl_->mu);
@@ -305,16 +313,16 @@ class Launch final : public LaunchCommand {
         auto& seen = cl_->pinned_group_sizes;
         if (std::find(seen.begin(), seen.end(), g) == seen.end()) {
           seen.push_back(g);
-          pin = true;
+          pin_.store(true, std::memory_order_relaxed);
         }
       }
     }
-    if (err != CL_SUCCESS) return cl_to_ze(err);
-    err = clFinish(queue);
-    if (err != CL_SUCCESS) return cl_to_ze(err);
+    return cl_to_ze(err);
+  }
+
+  void completed() override {
     // The first launch with a new group size loaded a new kernel object: pin it (see Module::pinned).
-    if (pin) pin_kernel_objects(cl_->module, layout_->info->name);
-    return ZE_RESULT_SUCCESS;
+    if (pin_.exchange(false, std::memory_order_relaxed)) pin_kernel_objects(cl_->module, layout_->info->name);
   }
 
  private:
@@ -357,6 +365,7 @@ class Launch final : public LaunchCommand {
   std::vector<uint8_t> blob_;
   ze_group_count_t groups_;
   uint32_t group_[3];
+  std::atomic<bool> pin_{false};
 };
 
 // ---------------------------------------------------------------------------------------------------
