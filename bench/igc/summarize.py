@@ -15,7 +15,11 @@ PROTOS = ['lean1', 'lean1-merged', 'noinline1', 'noinline1-merged', 'fusednoinl1
 
 
 def main():
-    doc = None
+    doc = outfile = None
+    if '--out' in sys.argv:
+        k = sys.argv.index('--out')
+        outfile = sys.argv[k + 1]
+        del sys.argv[k:k + 2]
     if '--doc' in sys.argv:
         k = sys.argv.index('--doc')
         doc = sys.argv[k + 1]
@@ -102,7 +106,12 @@ def main():
             cpu.append(f"| {v['variant']} | {v['ms']:.2f} | {v['throughput_vs_nocheck']:.3f} | {tgt} |")
         cpu.append('')
     if not doc:
-        print('\n'.join(out + cpu))
+        text = '\n'.join(out + cpu)
+        if outfile:
+            with open(outfile, 'w') as f:
+                f.write(text + '\n')
+        else:
+            print(text)
         return 0
     body = open(doc).read()
     for tag, lines in (('igc-tables', out), ('zexcpu', cpu)):
