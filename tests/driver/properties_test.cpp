@@ -150,3 +150,12 @@ TEST_F(Properties, DeviceTimestamps) {
   EXPECT_GE(host2, host1);
   EXPECT_GE(dev2, dev1);
 }
+
+TEST_F(Properties, ZeInitAgainAndBadFlags) {
+  EXPECT_ZE_OK(zeInit(0)) << "zeInit may be called more than once";
+  EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ENUMERATION, zeInit(0x100));
+  // Still usable afterwards.
+  uint32_t n = 0;
+  EXPECT_ZE_OK(zeDriverGet(&n, nullptr));
+  EXPECT_EQ(n, 1u);
+}

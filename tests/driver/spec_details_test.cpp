@@ -159,3 +159,70 @@ TEST_F(SpecDetails, SubGroupSizesMatchComputeProperties) {
     }
   }
 }
+
+TEST_F(SpecDetails, DocumentedBuildFlagsAreAccepted) {
+  std::vector<uint8_t> spv = zt::read_spirv("basic");
+  ASSERT_FALSE(spv.empty());
+  // The options ze_module_desc_t.pBuildFlags documents.
+  for (const char* flags : {"-ze-opt-disable", "-ze-opt-greater-than-4GB-buffer-required", "-ze-opt-large-register-file",
+                            "-ze-opt-disable -ze-opt-greater-than-4GB-buffer-required"}) {
+    ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spv.size(), spv.data(),
+                           flags, nullptr};
+    ze_module_handle_t m = nullptr;
+    ze_module_build_log_handle_t log = nullptr;
+    ze_result_t r = zeModuleCreate(context, device, &md, &m, &log);
+    std::string text = build_log(log);
+    ASSERT_ZE(ZE_RESULT_SUCCESS, r) << "flags \"" << flags << "\": " << text;
+    defer([m] { zeModuleDestroy(m); });
+    ze_kernel_handle_t k = kernel(m, "store_value");
+    ASSERT_NE(k, nullptr);
+    auto* p = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+    ZE_OK(set_ptr(k, 0, p));
+    ZE_OK(set_val(k, 1, 55));
+    run(k, 1, 64);
+    EXPECT_EQ(p[63], 55) << flags;
+  }
+}
+
+TEST_F(SpecDetails, EveryQueueGroupDoesWhatItsFlagsSay) {
+  uint32_t ng = 0;
+  ZE_OK(zeDeviceGetCommandQueueGroupProperties(device, &ng, nullptr));
+  std::vector<ze_command_queue_group_properties_t> groups(ng);
+  for (auto& x : groups) {
+    x = {};
+    x.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+  }
+  ZE_OK(zeDeviceGetCommandQueueGroupProperties(device, &ng, groups.data()));
+  ze_kernel_handle_t k = kernel(module("basic"), "store_value");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  auto* h = static_cast<int*>(alloc_host(64 * sizeof(int)));
+  ZE_OK(set_ptr(k, 0, p));
+  for (uint32_t g = 0; g < ng; ++g) {
+    for (uint32_t index = 0; index < std::min<uint32_t>(groups[g].numQueues, 4); ++index) {
+      ze_command_queue_desc_t qd = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, g, index, 0,
+                                    ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+      ze_command_list_handle_t l = nullptr;
+      ZE_OK(zeCommandListCreateImmediate(context, device, &qd, &l)) << "group " << g << " queue " << index;
+      ze_event_handle_t e = make_event();
+      std::fill(p, p + 64, 0);
+      std::fill(h, h + 64, 0);
+      if (groups[g].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) {
+        ZE_OK(set_val(k, 1, int(100 + g * 10 + index)));
+        EXPECT_ZE_OK(launch(l, k, 1, 64));
+        EXPECT_ZE_OK(zeCommandListAppendBarrier(l, nullptr, 0, nullptr));
+      } else {
+        for (int i = 0; i < 64; ++i) p[i] = int(100 + g * 10 + index);
+      }
+      if (groups[g].flags & (ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE)) {
+        EXPECT_ZE_OK(zeCommandListAppendMemoryCopy(l, h, p, 64 * sizeof(int), nullptr, 0, nullptr));
+      }
+      EXPECT_ZE_OK(zeCommandListAppendBarrier(l, e, 0, nullptr));
+      EXPECT_ZE_OK(zeEventHostSynchronize(e, 30'000'000'000ull));
+      if (groups[g].flags & (ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE)) {
+        EXPECT_EQ(h[63], int(100 + g * 10 + index)) << "group " << g << " queue " << index;
+      }
+      EXPECT_ZE_OK(zeCommandListDestroy(l));
+    }
+  }
+}
