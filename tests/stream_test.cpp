@@ -257,6 +257,39 @@ TEST(Stream, EightThreadsWithTheirOwnStreamsCountExactly) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+TEST(Stream, OneKernelSharedByThreadsWithTheirOwnStreams) {
+  // A Level Zero kernel's arguments are state: launches of one zex::Kernel from several threads must
+  // not mix their arguments. Each thread counts into its own buffer and throws on its own schedule.
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  constexpr int kThreads = 4, kIters = 50;
+  std::atomic<int> wrong{0}, finished{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      zex::Stream s(e.dev);
+      Usm<uint32_t> count(1);
+      int thrown = 0;
+      for (int i = 0; i < kIters; ++i) {
+        const bool do_throw = (i * (t + 1)) % 7 == 0;
+        s.launch(k, cfg1d(2, 4, 1), count.get(), uint32_t(do_throw));
+        try {
+          s.synchronize();
+          if (do_throw) ++wrong;
+        } catch (const zex::KernelException&) {
+          if (!do_throw) ++wrong;
+          ++thrown;
+        }
+      }
+      ++finished;
+      if (count[0] != uint32_t(kIters * 8 - thrown)) ++wrong;
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(finished.load(), kThreads);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 TEST(LaunchConfig, ExtentsFromAnyIntegers) {
   zex::LaunchConfig c;
   EXPECT_EQ(c.groups, zex::Dim3(1, 1, 1));

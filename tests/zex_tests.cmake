@@ -30,13 +30,19 @@ if(TARGET ze_zex_cpu)
   add_dependencies(zex_tests ze_zex_cpu)  # loaded at run time through the loader
 endif()
 
-# The whole suite; Tracing.* and NoDriver.* skip themselves here and run in their own entries below.
+# The whole suite; Tracing.*, ErrorFaults.* and NoDriver.* skip themselves here and run in their own entries below.
 zex_add_l0_test(zex_tests COMMAND zex_tests)
 # Again under the loader's validation layer: zex must make only valid Level Zero calls.
-zex_add_l0_test(zex_tests_validation COMMAND zex_tests --gtest_filter=-Tracing.*:NoDriver.*
+zex_add_l0_test(zex_tests_validation COMMAND zex_tests --gtest_filter=-Tracing.*:NoDriver.*:ErrorFaults.*
                 ENV ${ZEX_VALIDATION_ENV})
 # The tracing layer must be on at zeInit, so the counting tests get a process of their own.
 zex_add_l0_test(zex_tests_tracing COMMAND zex_tests --gtest_filter=Tracing.* ENV ZE_ENABLE_TRACING_LAYER=1)
+# Failing Level Zero calls, injected by zex-cpu (so only with the CPU driver).
+if(ZEX_CPU_DRIVER)
+  zex_add_l0_test(zex_tests_faults COMMAND zex_tests --gtest_filter=ErrorFaults.*
+                  ENV ZEX_TEST_FAULTS=1
+                      "ZEX_CPU_FAIL=zeMemAllocDevice:1:ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,zeModuleCreate:1:ZE_RESULT_ERROR_MODULE_BUILD_FAILURE,zeCommandListAppendLaunchKernel:1:ZE_RESULT_ERROR_DEVICE_LOST")
+endif()
 # No driver at all: the loader is pointed at a file that does not exist.
 add_test(NAME zex_tests_no_driver COMMAND zex_tests --gtest_filter=NoDriver.*)
 set_tests_properties(zex_tests_no_driver PROPERTIES
