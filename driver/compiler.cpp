@@ -35,6 +35,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -389,14 +391,8 @@ void send(int fd, uint32_t status, const std::string& payload) {
   write_all(fd, payload.data(), payload.size());
 }
 
-[[noreturn]] void child_translate(int fd, const std::string& bytes, const SpecConstants& constants) {
-  g_child_status_fd = fd;
-  // Registered last, so it runs first when the translator calls std::exit(): no other handler (the
-  // application's, the loader's, PoCL's) runs in the child.
-  atexit([] {
-    send(g_child_status_fd, 1, "");
-    _exit(3);
-  });
+// The translation itself: SPIR-V (+ specialization constants) -> LLVM bitcode.
+bool translate(const std::string& bytes, const SpecConstants& constants, std::string* bitcode, std::string* err) {
   llvm::LLVMContext ctx;
   ctx.setOpaquePointers(false);
   SPIRV::TranslatorOpts opts;
@@ -407,16 +403,16 @@ void send(int fd, uint32_t status, const std::string& payload) {
     std::vector<llvm::SpecConstInfoTy> info;
     std::istringstream is(bytes);
     if (!llvm::getSpecConstInfo(is, info)) {
-      send(fd, 1, "could not read the module's specialization constants");
-      _exit(1);
+      *err = "could not read the module's specialization constants";
+      return false;
     }
     for (uint32_t i = 0; i < constants.count; ++i) {
       uint32_t id = constants.ids[i];
       auto it = std::find_if(info.begin(), info.end(), [&](const auto& p) { return p.first == id; });
       if (it == info.end()) {
         // Intel's driver fails the build the same way.
-        send(fd, 1, "specialization constant id " + std::to_string(id) + " is not declared by the module");
-        _exit(1);
+        *err = "specialization constant id " + std::to_string(id) + " is not declared by the module";
+        return false;
       }
       uint64_t v = 0;
       memcpy(&v, constants.values[i], std::min<size_t>(it->second, sizeof v));
@@ -425,15 +421,35 @@ void send(int fd, uint32_t status, const std::string& payload) {
   }
   std::istringstream is(bytes);
   llvm::Module* raw = nullptr;
-  std::string err;
-  if (!llvm::readSpirv(ctx, opts, is, raw, err)) {
-    send(fd, 1, "SPIR-V translation failed: " + (err.empty() ? std::string("unknown translator error") : err));
-    _exit(1);
+  std::string terr;
+  if (!llvm::readSpirv(ctx, opts, is, raw, terr)) {
+    delete raw;
+    *err = "SPIR-V translation failed: " + (terr.empty() ? std::string("unknown translator error") : terr);
+    return false;
   }
-  std::string bitcode;
-  {
-    llvm::raw_string_ostream os(bitcode);
-    llvm::WriteBitcodeToFile(*raw, os);
+  std::unique_ptr<llvm::Module> mod(raw);
+  llvm::raw_string_ostream os(*bitcode);
+  llvm::WriteBitcodeToFile(*mod, os);
+  os.flush();
+  return true;
+}
+
+[[noreturn]] void child_translate(int fd, const std::string& bytes, const SpecConstants& constants) {
+  g_child_status_fd = fd;
+  // Registered last, so it runs first when the translator calls std::exit(): no other handler (the
+  // application's, the loader's, PoCL's) runs in the child.
+  atexit([] {
+    send(g_child_status_fd, 1, "");
+    _exit(3);
+  });
+  // A crash or abort is reported through the pipe: no crash handler of the application, no core file.
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) signal(sig, SIG_DFL);
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  std::string bitcode, err;
+  if (!translate(bytes, constants, &bitcode, &err)) {
+    send(fd, 1, err);
+    _exit(1);
   }
   send(fd, 0, bitcode);
   _exit(0);
@@ -455,15 +471,18 @@ bool translate_isolated(const std::string& bytes, const SpecConstants& constants
   }
   pid_t pid = fork();
   if (pid < 0) {
-    *err = std::string("fork failed: ") + strerror(errno);
+    // No child processes allowed (a sandbox, a process limit): translate here, at the translator's risk.
     for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
-    return false;
+    return translate(bytes, constants, bitcode, err);
   }
   if (pid == 0) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
     dup2(err_pipe[1], 2);  // what the translator prints goes to the build log
-    child_translate(out_pipe[1], bytes, constants);
+    // Keep only stdio and the result pipe: descriptors of other threads' pipes (other builds running
+    // at the same time) must not stay open here and delay their EOF.
+    int keep = out_pipe[1];
+    if (keep > 3) syscall(SYS_close_range, 3u, static_cast<unsigned>(keep - 1), 0u);
+    syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0u, 0u);
+    child_translate(keep, bytes, constants);
   }
   close(out_pipe[1]);
   close(err_pipe[1]);
