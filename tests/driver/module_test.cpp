@@ -381,3 +381,32 @@ TEST_F(Module, ModuleDestroyAfterKernelsDestroyed) {
     EXPECT_ZE_OK(zeModuleDestroy(m));
   }
 }
+
+TEST_F(Module, GlobalPointerWrittenByHostIsPerModule) {
+  ze_module_handle_t m1 = module("globals");
+  ze_module_handle_t m2 = module("globals");
+  ASSERT_TRUE(m1 && m2);
+  size_t size = 0;
+  void* g1 = nullptr;
+  void* g2 = nullptr;
+  ze_result_t r = zeModuleGetGlobalPointer(m1, "zex_global_value", &size, &g1);
+  if (r == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) GTEST_SKIP() << "zeModuleGetGlobalPointer is unsupported here";
+  ZE_OK(r);
+  ZE_OK(zeModuleGetGlobalPointer(m2, "zex_global_value", &size, &g2));
+  EXPECT_NE(g1, g2) << "each module has its own program-scope variables";
+  ze_command_list_handle_t l = immediate_list();
+  ze_event_handle_t e = make_event();
+  int v = 1000;
+  ZE_OK(zeCommandListAppendMemoryCopy(l, g1, &v, sizeof v, nullptr, 0, nullptr));
+  ZE_OK(zeCommandListAppendBarrier(l, e, 0, nullptr));
+  ZE_OK(zeEventHostSynchronize(e, UINT64_MAX));
+  ze_kernel_handle_t k1 = kernel(m1, "bump_global");
+  ze_kernel_handle_t k2 = kernel(m2, "bump_global");
+  auto* out = static_cast<int*>(alloc_shared(2 * sizeof(int)));
+  ZE_OK(set_ptr(k1, 0, out));
+  ZE_OK(set_ptr(k2, 0, out + 1));
+  run(k1, 1, 1);
+  run(k2, 1, 1);
+  EXPECT_EQ(out[0], 1000) << "the kernel reads what the host wrote through the global pointer";
+  EXPECT_EQ(out[1], 42) << "the other module's variable is untouched";
+}

@@ -226,3 +226,35 @@ TEST_F(SpecDetails, EveryQueueGroupDoesWhatItsFlagsSay) {
     }
   }
 }
+
+TEST_F(SpecDetails, AdvertisedFp64Works) {
+  ze_device_module_properties_t mp = {};
+  mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
+  ZE_OK(zeDeviceGetModuleProperties(device, &mp));
+  if (!(mp.flags & ZE_DEVICE_MODULE_FLAG_FP64)) GTEST_SKIP() << "the device does not advertise FP64";
+  EXPECT_NE(mp.fp64flags, 0u) << "FP64 advertised without any fp64 capability flags";
+  ze_kernel_handle_t k = kernel(module("fp64"), "dmul");
+  ASSERT_NE(k, nullptr);
+  auto* p = static_cast<double*>(alloc_shared(64 * sizeof(double)));
+  for (int i = 0; i < 64; ++i) p[i] = 1.0 + i * 1e-12;  // needs more than float precision
+  ZE_OK(set_ptr(k, 0, p));
+  ZE_OK(set_val(k, 1, 3.0));
+  run(k, 1, 64);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(p[i], (1.0 + i * 1e-12) * 3.0 + 1e-300) << i;
+}
+
+TEST_F(SpecDetails, AdvertisedFp16Works) {
+  ze_device_module_properties_t mp = {};
+  mp.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
+  ZE_OK(zeDeviceGetModuleProperties(device, &mp));
+  if (!(mp.flags & ZE_DEVICE_MODULE_FLAG_FP16)) GTEST_SKIP() << "the device does not advertise FP16";
+  ze_kernel_handle_t k = kernel(module("fp16"), "hadd");
+  ASSERT_NE(k, nullptr);
+  auto* a = static_cast<uint16_t*>(alloc_shared(64 * sizeof(uint16_t)));
+  auto* out = static_cast<float*>(alloc_shared(64 * sizeof(float)));
+  for (int i = 0; i < 64; ++i) a[i] = 0x3c00;  // 1.0 in IEEE half
+  ZE_OK(set_ptr(k, 0, a));
+  ZE_OK(set_ptr(k, 1, out));
+  run(k, 1, 64);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(out[i], 2.0f) << i;
+}
