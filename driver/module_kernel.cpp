@@ -2,6 +2,7 @@
 // a worker's OpenCL queue; the constant data of built modules for zeMemGetAddressRange.
 #include "compiler.hpp"
 #include "kernel.hpp"
+#include "objects.hpp"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -401,6 +402,7 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
   ZEXCPU_FAULT_POINT("zeModuleCreate");
   if (phBuildLog) *phBuildLog = nullptr;
   if (!hContext || !hDevice) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_context(hContext) || !is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (!desc || !desc->pInputModule || !phModule) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (desc->format > ZE_MODULE_FORMAT_NATIVE) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (desc->inputSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
