@@ -1,11 +1,13 @@
 // Command lists (immediate and regular) and command queues.
 //
 // Execution model: every immediate list and every command queue owns a Worker, one thread that runs
-// its jobs in submission order, and one in-order OpenCL queue on which kernel launches are enqueued
-// (LaunchCommand::run returns when the kernel has finished). So work is in order per list or queue
-// and concurrent across lists and queues, as on a GPU with several engines. Copies and fills are
-// memcpy/pattern loops on the worker: all USM is host memory. A wait on events blocks the worker on
-// a condition variable (the sharded waiters of objects.hpp); nothing polls or sleeps.
+// its jobs in submission order, and one in-order OpenCL queue on which kernel launches are enqueued.
+// So work is in order per list or queue and concurrent across lists and queues, as on a GPU with
+// several engines. Launches are enqueued without waiting (LaunchCommand::enqueue); the worker drains
+// its OpenCL queue only when something must see them finished, so a stream of launches costs one
+// clFinish, not one per launch. Copies and fills are memcpy/pattern loops on the worker: all USM is
+// host memory. A wait on events blocks the worker on a condition variable (the sharded waiters of
+// objects.hpp); nothing polls or sleeps.
 //
 // A regular list is a vector of commands, built at append time (kernel arguments are captured then,
 // as the specification says) and run, without change, by every zeCommandQueueExecuteCommandLists.
@@ -21,14 +23,17 @@
 #include <mutex>
 #include <new>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace zexcpu {
 
-/// One appended command: wait for `waits`, run `body` (if any), then signal `signal` (if any).
+/// One appended command: wait for `waits`, run its kernel `launch` or its `body` (if any), then
+/// signal `signal` (if any).
 struct Command {
   std::vector<ze_event_handle_t> waits;
   ze_event_handle_t signal = nullptr;
+  std::shared_ptr<LaunchCommand> launch;
   std::function<ze_result_t(cl_command_queue)> body;
 };
 
@@ -100,6 +105,10 @@ class Worker {
   }
 
  private:
+  // Launches enqueued on queue_ whose completion the worker has not seen yet: at most this many
+  // before it drains the queue (bounds the latency of a long stream of appends).
+  static constexpr size_t kMaxInFlight = 256;
+
   bool idle() const {
     return finished_.load(std::memory_order_acquire) == submitted_.load(std::memory_order_acquire);
   }
@@ -111,39 +120,93 @@ class Worker {
       Job job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;  // stopping, and everything queued has run
+        while (jobs_.empty() && !stopping_) {
+          if (unfinished_jobs_ > 0) {  // nothing else to do: finish the batch before sleeping
+            lock.unlock();
+            drain();
+            lock.lock();
+            continue;
+          }
+          cv_.wait(lock);
+        }
+        if (jobs_.empty()) {  // stopping, and everything queued has run
+          lock.unlock();
+          drain();
+          return;
+        }
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      ze_result_t result = ZE_RESULT_SUCCESS;
       bool completed = true;
       if (job.command) {
-        completed = execute(*job.command, &result);
+        completed = execute(*job.command);
       } else {
         for (ze_command_list_handle_t list : job.lists)
-          if (!(completed = execute_list(list, &result))) break;
+          if (!(completed = execute_list(list))) break;
       }
-      if (job.fence != nullptr && completed) signal_fence(job.fence);
-      change_and_notify(this, [&] {
-        if (result != ZE_RESULT_SUCCESS && error_ == ZE_RESULT_SUCCESS) error_ = result;
-        finished_.fetch_add(1, std::memory_order_release);
-      });
+      if (job.fence != nullptr && completed) {
+        complete_launches();  // the fence says that everything of this execution has finished
+        signal_fence(job.fence);
+      }
+      ++unfinished_jobs_;
+      if (in_flight_.empty() || in_flight_.size() >= kMaxInFlight) drain();
     }
   }
 
-  bool execute_list(ze_command_list_handle_t list, ze_result_t* result);
+  /// Waits for the launches in flight, then counts every job run so far as finished.
+  void drain() {
+    complete_launches();
+    uint64_t n = unfinished_jobs_;
+    unfinished_jobs_ = 0;
+    ze_result_t e = error_pending_;
+    error_pending_ = ZE_RESULT_SUCCESS;
+    change_and_notify(this, [&] {
+      if (e != ZE_RESULT_SUCCESS && error_ == ZE_RESULT_SUCCESS) error_ = e;
+      finished_.fetch_add(n, std::memory_order_release);
+    });
+  }
+
+  /// Waits until the launches enqueued on queue_ have finished.
+  void complete_launches() {
+    if (in_flight_.empty()) return;
+    cl_int e = clFinish(queue_);
+    if (e != CL_SUCCESS) record(ZE_RESULT_ERROR_DEVICE_LOST);
+    for (const auto& l : in_flight_) l->completed();
+    in_flight_.clear();
+  }
+
+  void record(ze_result_t r) {
+    if (r != ZE_RESULT_SUCCESS && error_pending_ == ZE_RESULT_SUCCESS) error_pending_ = r;
+  }
+
+  bool execute_list(ze_command_list_handle_t list);
 
   /// Runs one command; false if it was abandoned because the worker is stopping.
-  bool execute(const Command& c, ze_result_t* result) {
-    if (!c.waits.empty() && !wait_events(c.waits.data(), c.waits.size(), &abort_)) return false;
-    uint64_t start = c.signal != nullptr ? now_ns() : 0;
-    if (c.body) {
-      ze_result_t r = queue_ != nullptr ? c.body(queue_) : ZE_RESULT_ERROR_DEVICE_LOST;
-      if (r != ZE_RESULT_SUCCESS && *result == ZE_RESULT_SUCCESS) *result = r;
+  bool execute(const Command& c) {
+    if (!c.waits.empty()) {
+      complete_launches();  // do not hold back finished work while blocked
+      if (!wait_events(c.waits.data(), c.waits.size(), &abort_)) return false;
     }
-    // Signalled even when the body failed, so that nothing waits forever on a failed command.
-    if (c.signal != nullptr) signal_event(c.signal, start, now_ns());
+    uint64_t start = c.signal != nullptr ? now_ns() : 0;
+    if (queue_ == nullptr && (c.launch || c.body)) {
+      record(ZE_RESULT_ERROR_DEVICE_LOST);  // no OpenCL queue: nothing can run
+    } else if (c.launch) {
+      // Enqueued without waiting: back-to-back launches form a batch that the worker drains (clFinish)
+      // once, before anything that must see them finished (a host-side body, an event, a fence, a
+      // wait, going idle), instead of once per launch.
+      ze_result_t r = c.launch->enqueue(queue_);
+      record(r);
+      if (r == ZE_RESULT_SUCCESS) in_flight_.push_back(c.launch);
+    } else if (c.body) {
+      complete_launches();  // copies and fills run on this thread: earlier kernels must be done
+      record(c.body(queue_));
+    }
+    if (c.signal != nullptr) {
+      // The event says that this command and everything before it (barriers included) has finished.
+      complete_launches();
+      // Signalled even when the command failed, so that nothing waits forever on a failed command.
+      signal_event(c.signal, start, now_ns());
+    }
     return true;
   }
 
@@ -156,7 +219,11 @@ class Worker {
   std::atomic<uint64_t> finished_{0};
   ze_result_t error_ = ZE_RESULT_SUCCESS;  // under the mutex of this worker's waiters shard
   std::thread thread_;
-  cl_command_queue queue_ = nullptr;  // created and used by the worker thread
+  // Worker thread only:
+  cl_command_queue queue_ = nullptr;
+  std::vector<std::shared_ptr<LaunchCommand>> in_flight_;  // enqueued, completion not yet seen
+  uint64_t unfinished_jobs_ = 0;           // run (or in flight), not yet counted in finished_
+  ze_result_t error_pending_ = ZE_RESULT_SUCCESS;
 };
 
 }  // namespace zexcpu
@@ -182,9 +249,9 @@ namespace zexcpu {
 
 bool is_command_queue(ze_command_queue_handle_t h) { return h != nullptr && h->magic == kQueueMagic; }
 
-bool Worker::execute_list(ze_command_list_handle_t list, ze_result_t* result) {
+bool Worker::execute_list(ze_command_list_handle_t list) {
   for (const auto& c : list->commands)
-    if (!execute(*c, result)) return false;
+    if (!execute(*c)) return false;
   return true;
 }
 
@@ -424,8 +491,7 @@ ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list_handle_t 
   ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
   std::unique_ptr<LaunchCommand> launch;
   ZEXCPU_CHECK(capture_launch(hKernel, *pLaunchFuncArgs, &launch));
-  std::shared_ptr<LaunchCommand> shared(std::move(launch));
-  c->body = [shared](cl_command_queue q) { return shared->run(q); };
+  c->launch = std::move(launch);
   return finish_command(hCommandList, std::move(c));
 }
 
