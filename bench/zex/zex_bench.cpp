@@ -13,6 +13,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -331,20 +333,31 @@ void BM_SyncToCatch_Zex(benchmark::State& state) {
 // ratios of medians. Names lose their "/real_time" and "/manual_time" suffixes.
 class Collector : public benchmark::ConsoleReporter {
  public:
+  // Colors only on a terminal, so that logs and RESULTS.md stay plain text.
+  Collector() : ConsoleReporter(isatty(1) ? OO_Defaults : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& r : runs) {
-      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      std::string name = r.benchmark_name();
+      if (r.error_occurred) continue;
+      const bool median_of_reps = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type != Run::RT_Iteration && !median_of_reps) continue;
+      std::string name = r.run_name.str();
       for (const char* suffix : {"/real_time", "/manual_time"}) {
         const std::string sfx(suffix);
         if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0)
           name.resize(name.size() - sfx.size());
       }
-      ns[name].push_back(r.GetAdjustedRealTime() * to_ns(r.time_unit));
+      const double t = r.GetAdjustedRealTime() * to_ns(r.time_unit);
+      if (median_of_reps)
+        medians[name] = t;
+      else
+        ns[name].push_back(t);
     }
     ConsoleReporter::ReportRuns(runs);
   }
+  // Google Benchmark's median over repetitions when there were repetitions, else ours.
   double median(const std::string& name) const {
+    auto m = medians.find(name);
+    if (m != medians.end()) return m->second;
     auto it = ns.find(name);
     if (it == ns.end() || it->second.empty()) return 0.0;
     std::vector<double> v = it->second;
@@ -360,6 +373,7 @@ class Collector : public benchmark::ConsoleReporter {
     }
   }
   std::map<std::string, std::vector<double>> ns;
+  std::map<std::string, double> medians;
 };
 
 std::vector<char> read_file(const char* path) {
