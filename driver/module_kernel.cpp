@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -59,8 +60,11 @@ struct ClKernel {
   std::mutex mu;
   std::vector<uint8_t> applied;
   bool applied_valid = false;
-  std::vector<std::array<uint32_t, 3>> pinned_group_sizes;  // local sizes whose kernel objects are pinned
-  Module* module = nullptr;                                  // kept alive by the kernel's module reference
+  // Group sizes launched so far; for those whose first launch has not completed yet, the PoCL kernel
+  // objects of this kernel's name that were loaded before it (see pin_kernel_objects).
+  std::vector<std::array<uint32_t, 3>> seen_group_sizes;
+  std::map<std::array<uint32_t, 3>, std::vector<std::string>> loaded_before;
+  Module* module = nullptr;  // kept alive by the kernel's and the launches' module references
   ~ClKernel() {
     if (kernel) clReleaseKernel(kernel);
   }
@@ -80,6 +84,7 @@ struct Module {
   // LRU of 128 handles cannot unload a module's constants while the module lives.
   std::mutex pin_mu;
   std::vector<std::pair<std::string, void*>> pinned;
+  std::string program_dir;  // PoCL's cache directory of this module's program, once known
   bool registered = true;  // its pins and storage count for module_constant_range (guarded by pin_mu)
   // Kernels hold a reference: a module destroyed before its kernels goes away with the last kernel.
   std::atomic<int> refs{1};
@@ -178,12 +183,12 @@ bool is_pocl_kernel_object(const char* path, const std::string& name) {
   return p.find("/" + name + "/") != std::string::npos;
 }
 
-// Pins (dlopen with RTLD_NOLOAD) every loaded PoCL kernel object of `kernel_name` not yet pinned by `m`.
-void pin_kernel_objects(Module* m, const std::string& kernel_name) {
+// The PoCL kernel objects of kernel `name` loaded in this process.
+std::vector<std::string> loaded_kernel_objects(const std::string& name) {
   struct Ctx {
     const std::string* name;
     std::vector<std::string> paths;
-  } ctx{&kernel_name, {}};
+  } ctx{&name, {}};
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         auto* c = static_cast<Ctx*>(data);
@@ -191,9 +196,38 @@ void pin_kernel_objects(Module* m, const std::string& kernel_name) {
         return 0;
       },
       &ctx);
+  return ctx.paths;
+}
+
+// <cache>/<xx>/<program hash> of a kernel object's path.
+std::string program_dir_of(const std::string& path, const std::string& name) {
+  size_t at = path.find("/" + name + "/", pocl_cache_dir().size());
+  return at == std::string::npos ? std::string() : path.substr(0, at);
+}
+
+// After the first launch of `kernel_name` with a new group size has completed: pins (dlopen with
+// RTLD_NOLOAD) the kernel objects that belong to `m`'s program. Which program directory is the module's
+// is learnt from the objects that appeared during that launch (`before` is what was loaded before it);
+// until it is known, every object of that kernel name counts (several modules may have a kernel of that
+// name, and two modules built from identical SPIR-V share PoCL's objects anyway).
+void pin_kernel_objects(Module* m, const std::string& kernel_name, const std::vector<std::string>& before) {
+  std::vector<std::string> now = loaded_kernel_objects(kernel_name);
   std::lock_guard<std::mutex> lock(m->pin_mu);
   if (!m->registered) return;  // destroyed by the application while this launch ran
-  for (const std::string& path : ctx.paths) {
+  if (m->program_dir.empty()) {
+    std::set<std::string> fresh, all;
+    for (const std::string& p : now) {
+      std::string d = program_dir_of(p, kernel_name);
+      all.insert(d);
+      if (std::find(before.begin(), before.end(), p) == before.end()) fresh.insert(d);
+    }
+    if (fresh.size() == 1)
+      m->program_dir = *fresh.begin();
+    else if (fresh.empty() && all.size() == 1)
+      m->program_dir = *all.begin();
+  }
+  for (const std::string& path : now) {
+    if (!m->program_dir.empty() && program_dir_of(path, kernel_name) != m->program_dir) continue;
     bool have = std::any_of(m->pinned.begin(), m->pinned.end(), [&](const auto& p) { return p.first == path; });
     if (have) continue;
     void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
@@ -310,10 +344,13 @@ class Launch final : public LaunchCommand {
       if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(queue, cl_->kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
       if (err == CL_SUCCESS) {
+        // The first launch with a new group size makes PoCL load a new kernel object: note what was
+        // loaded before, to pin the new one when the launch has completed (see Module::pinned).
         std::array<uint32_t, 3> g{group_[0], group_[1], group_[2]};
-        auto& seen = cl_->pinned_group_sizes;
+        auto& seen = cl_->seen_group_sizes;
         if (std::find(seen.begin(), seen.end(), g) == seen.end()) {
           seen.push_back(g);
+          cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->name);
           pin_.store(true, std::memory_order_relaxed);
         }
       }
@@ -322,8 +359,17 @@ class Launch final : public LaunchCommand {
   }
 
   void completed() override {
-    // The first launch with a new group size loaded a new kernel object: pin it (see Module::pinned).
-    if (pin_.exchange(false, std::memory_order_relaxed)) pin_kernel_objects(cl_->module, layout_->info->name);
+    if (!pin_.exchange(false, std::memory_order_relaxed)) return;
+    std::vector<std::string> before;
+    {
+      std::lock_guard<std::mutex> lock(cl_->mu);
+      auto it = cl_->loaded_before.find({group_[0], group_[1], group_[2]});
+      if (it != cl_->loaded_before.end()) {
+        before = std::move(it->second);
+        cl_->loaded_before.erase(it);
+      }
+    }
+    pin_kernel_objects(cl_->module, layout_->info->name, before);
   }
 
  private:
