@@ -184,9 +184,12 @@ def merge_function(body, zex_ids, types, next_id, dead, log):
                     return key, calls, binsts[:-1], blab
         return None
 
+    # Blocks named by structured-control-flow merge instructions keep their identity.
+    pinned = {w for _, insts in blocks for i in insts if op(i) in (OP_SELECTION_MERGE, OP_LOOP_MERGE)
+              for w in i[1:3]}
     groups, info = {}, {}
     for label, _ in blocks:
-        if not preds.get(label):
+        if not preds.get(label) or label in pinned:
             continue
         reg = region(label)
         if reg is not None:
@@ -202,6 +205,9 @@ def merge_function(body, zex_ids, types, next_id, dead, log):
         a_insts = by_label[labels[0]]
         exit_label = (key[2][1] if key[2][0] & 0xFFFF == OP_BRANCH else None) if kind == 1 else key[6]
         members = set(labels) | {info[lb][3] for lb in labels if info[lb][3] is not None}
+        if members & pinned:
+            log(f'  skip a group of {len(labels)}: a block is a structured merge target')
+            continue
         edges = [(p, lb) for lb in labels for p in preds[lb]]
         if len({p for p, _ in edges}) != len(edges) or members & {p for p, _ in edges}:
             log(f'  skip a group of {len(labels)}: predecessors overlap')
