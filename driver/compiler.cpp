@@ -1,4 +1,5 @@
-// SPIR-V -> LLVM IR (libLLVMSPIRVLib) -> inline everything -> SPIR bitcode -> PoCL program.
+// SPIR-V -> LLVM IR (libLLVMSPIRVLib, in a child process) -> inline everything -> SPIR bitcode -> PoCL
+// program. docs/cpu-driver-compiler.md describes the steps and why each is there.
 //
 // Why inline: PoCL 3.1 turns each kernel into a work-group function and rewrites the work-item builtins
 // (get_global_id & co) only inside the kernel; a non-inlined helper that calls one keeps a reference to
@@ -7,7 +8,6 @@
 #include "compiler.hpp"
 
 #include <LLVMSPIRVLib/LLVMSPIRVLib.h>
-#include <llvm/Analysis/CallGraph.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Constants.h>
@@ -19,9 +19,9 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
-#include <llvm/IR/Verifier.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -47,15 +47,14 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <sstream>
 
 namespace zexcpu {
 namespace {
 
 constexpr uint32_t kSpirvMagic = 0x07230203;
-// zex-cpu's native binary: this tag, then the SPIR bitcode exactly as handed to PoCL. The tag lets
-// zeModuleCreate(ZE_MODULE_FORMAT_NATIVE) reject binaries of other drivers with a clear message.
+// zex-cpu's native binary: this tag, then the module's bitcode after translation (before inlining). The
+// tag lets zeModuleCreate(ZE_MODULE_FORMAT_NATIVE) reject binaries of other drivers with a clear message.
 constexpr char kNativeTag[] = "ZEXCPU-SPIR-BC-1";
 constexpr size_t kNativeTagSize = sizeof(kNativeTag) - 1;
 
