@@ -195,16 +195,21 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
 }
 
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user) {
-  // A module of SPIR-V 1.0-1.3 gets the library built as 1.3: the linked module takes the higher of
-  // the two versions, and a driver that accepts the user's 1.3 may not accept 1.4.
-  const uint32_t minor = user.size() > 1 ? (user[1] >> 8) & 0xff : 0;
-  const bool old = (user.size() > 1 && (user[1] >> 16) == 1 && minor <= 3);
-  const std::vector<uint32_t>& lib = old && !device_library_1_3().empty() ? device_library_1_3() : device_library();
-  if (lib.empty())
+  // A module of SPIR-V 1.0-1.3 gets the library built for SPIR-V <= 1.3, a newer one the 1.4 build.
+  // SPIRV-Tools' linker refuses modules of different versions, so both are declared at the higher of
+  // the two versions: raising a module's declared version keeps it valid, and the linked module then
+  // asks the driver for no more than it needs.
+  const uint32_t user_version = user.size() > 1 ? user[1] : 0;
+  const bool old = user_version <= 0x00010300u;
+  const std::vector<uint32_t>& library = old && !device_library_1_3().empty() ? device_library_1_3() : device_library();
+  if (library.empty())
     throw std::runtime_error(
         "zex::Module: this zex library was built without its device library (zex_device.spv); "
         "rebuild zex with the device/ directory");
-  spvtools::Context ctx(env_for(user));
+  const uint32_t version = std::max(user_version, library.size() > 1 ? library[1] : 0u);
+  std::vector<uint32_t> mine = user, lib = library;
+  mine[1] = lib[1] = version;
+  spvtools::Context ctx(env_for(mine));
   Diagnostics diag;
   ctx.SetMessageConsumer(diag.consumer());
   spvtools::LinkerOptions opts;
@@ -218,11 +223,11 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
   std::vector<uint32_t> linked;
   // The user module first: its memory model and addressing model win, and its entry points keep
   // their order.
-  if (spvtools::Link(ctx, {user, lib}, &linked, opts) != SPV_SUCCESS)
+  if (spvtools::Link(ctx, {mine, lib}, &linked, opts) != SPV_SUCCESS)
     throw std::invalid_argument("zex::Module: linking the module with the zex device library failed; "
                                 "SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
-  linked = merge_duplicate_builtins(linked, env_for(user));
+  linked = merge_duplicate_builtins(linked, env_for(linked));
   // What zex hands the driver must be valid too; an error here is zex's bug, not the user's.
   validate_spirv(linked, "the module linked with the zex device library");
   return linked;

@@ -2,6 +2,7 @@
 // kernel lookup, argument counts.
 #include "zex_fixture.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -27,6 +28,37 @@ TEST(Module, ListsItsKernelsAndBuildsLazily) {
   EXPECT_NE(m0, m2);
   EXPECT_EQ(mod.handle(0), m0);  // cached
   EXPECT_THROW(mod.handle(3), std::invalid_argument);
+}
+
+// Built-in variables imported by both the user module and the device library end up once each in
+// the linked module (the LLVM SPIR-V translator cannot read duplicates).
+TEST(Module, LinkedModuleHasOneVariablePerBuiltIn) {
+  const auto& w = env().mod.spirv();
+  std::vector<uint32_t> builtins;
+  for (size_t i = 5; i < w.size();) {
+    const uint32_t n = w[i] >> 16, op = w[i] & 0xffff;
+    ASSERT_GT(n, 0u);
+    if (op == 71 && n == 4 && w[i + 2] == 11) builtins.push_back(w[i + 3]);  // OpDecorate .. BuiltIn b
+    i += n;
+  }
+  EXPECT_FALSE(builtins.empty());
+  std::sort(builtins.begin(), builtins.end());
+  EXPECT_EQ(std::adjacent_find(builtins.begin(), builtins.end()), builtins.end()) << "a built-in is declared twice";
+}
+
+TEST(Module, Spirv10ModulesGetTheSpirv13Library) {
+  auto& e = env();
+  zex::Module mod(e.dev, zex_test::read_file(ZEX_TEST_KERNEL_SPV_1_0));
+  EXPECT_EQ(zex::detail::spirv_words(zex_test::read_file(ZEX_TEST_KERNEL_SPV_1_0).data(), 8)[1], 0x00010000u);
+  EXPECT_LE(mod.spirv()[1], 0x00010300u) << "linking must keep an old module at SPIR-V <= 1.3";
+  zex::Kernel k10 = mod.kernel("throw_at");
+  zex::Stream s(e.dev);
+  zex_test::Usm<int> out(16);
+  s.launch(k10, zex_test::cfg1d(1, 16, 2), out.get(), uint32_t(3), uint32_t(0));
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.name(), "DomainError");
+  EXPECT_EQ((*ex.global_id())[0], 3u);
+  EXPECT_EQ(ex.frames().at(0).function, "throw_at");
 }
 
 TEST(Module, AcceptsWordsAndBytes) {

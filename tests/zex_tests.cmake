@@ -9,7 +9,16 @@ zex_add_spirv(${ZEX_TEST_KERNEL_SPV}
   SOURCE ${ZEX_TEST_KERNEL_SOURCE}
   INCLUDES ${ZEX_DEVICE_INCLUDES}
   DEPENDS ${PROJECT_SOURCE_DIR}/device/include/zex/device.h ${PROJECT_SOURCE_DIR}/include/zex/abi.h)
-add_custom_target(zex_test_kernels DEPENDS ${ZEX_TEST_KERNEL_SPV})
+# The same kernels as SPIR-V 1.0 (from the bitcode zex_add_spirv leaves next to its output): such a
+# module must be linked with the device library built as SPIR-V 1.3.
+set(ZEX_TEST_KERNEL_SPV_1_0 ${CMAKE_CURRENT_BINARY_DIR}/kernels/zex_test_kernels-1.0.spv)
+add_custom_command(
+  OUTPUT ${ZEX_TEST_KERNEL_SPV_1_0}
+  COMMAND ${ZEX_LLVM_SPIRV} --spirv-max-version=1.0 ${ZEX_TEST_KERNEL_SPV}.bc -o ${ZEX_TEST_KERNEL_SPV_1_0}
+  DEPENDS ${ZEX_TEST_KERNEL_SPV}
+  COMMENT "zex test kernels as SPIR-V 1.0"
+  VERBATIM)
+add_custom_target(zex_test_kernels DEPENDS ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SPV_1_0})
 
 add_executable(zex_tests
   error_test.cpp
@@ -23,6 +32,7 @@ add_executable(zex_tests
 add_dependencies(zex_tests zex_test_kernels)
 target_compile_definitions(zex_tests PRIVATE
   ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
+  ZEX_TEST_KERNEL_SPV_1_0="${ZEX_TEST_KERNEL_SPV_1_0}"
   ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}")
 target_link_libraries(zex_tests PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
 zex_target_warnings(zex_tests)
