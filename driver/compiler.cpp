@@ -230,7 +230,7 @@ bool check_structure(const uint8_t* input, size_t size, std::string* err) {
 #ifdef ZEXCPU_HAVE_SPIRV_TOOLS
   // The translator trusts its input: an id used but never defined, or of the wrong kind, makes it assert
   // or crash (found by mutating valid modules). So validate fully before translating.
-  spv_context sctx = spvContextCreate(SPV_ENV_UNIVERSAL_1_5);
+  spv_context sctx = spvContextCreate(SPV_ENV_UNIVERSAL_1_6);
   spv_const_binary_t bin{w.data(), n};
   spv_diagnostic diag = nullptr;
   spv_result_t pr = spvValidate(sctx, &bin, &diag);
