@@ -354,3 +354,70 @@ TEST_F(CommandList, IndependentImmediateListsRunConcurrently) {
   ZE_OK(zeEventHostSynchronize(da, 30'000'000'000ull));
   EXPECT_EQ(pa[0], 1);
 }
+
+TEST_F(CommandList, IndependentQueuesRunConcurrently) {
+  // Queue A is blocked on an event; queue B must still finish its work, and an immediate list too.
+  ze_module_handle_t m = module("basic");
+  ze_kernel_handle_t ka = kernel(m, "store_value");
+  ze_kernel_handle_t kb = kernel(m, "store_value");
+  ze_kernel_handle_t kc = kernel(m, "store_value");
+  ASSERT_TRUE(ka && kb && kc);
+  int* p[3];
+  ze_kernel_handle_t ks[3] = {ka, kb, kc};
+  for (int i = 0; i < 3; ++i) {
+    p[i] = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+    std::fill(p[i], p[i] + 64, 0);
+    ZE_OK(set_ptr(ks[i], 0, p[i]));
+    ZE_OK(set_val(ks[i], 1, i + 1));
+  }
+  ze_event_handle_t gate = host_event();
+  ze_command_queue_handle_t qa = queue(), qb = queue();
+  ze_command_list_handle_t la = regular_list(), lb = regular_list();
+  ze_command_list_handle_t imm = immediate_list();
+  ze_event_handle_t imm_done = make_event();
+  ze_fence_handle_t fb = fence(qb);
+  ZE_OK(launch(la, ka, 1, 64, nullptr, 1, &gate));
+  ZE_OK(zeCommandListClose(la));
+  ZE_OK(launch(lb, kb, 1, 64));
+  ZE_OK(zeCommandListClose(lb));
+  ZE_OK(zeCommandQueueExecuteCommandLists(qa, 1, &la, nullptr));
+  ZE_OK(zeCommandQueueExecuteCommandLists(qb, 1, &lb, fb));
+  EXPECT_ZE_OK(zeFenceHostSynchronize(fb, 30'000'000'000ull)) << "queue B waited for queue A's gate";
+  ZE_OK(launch(imm, kc, 1, 64, imm_done));
+  EXPECT_ZE_OK(zeEventHostSynchronize(imm_done, 30'000'000'000ull)) << "the immediate list waited for queue A";
+  EXPECT_EQ(p[0][0], 0);
+  EXPECT_EQ(p[1][0], 2);
+  EXPECT_EQ(p[2][0], 3);
+  ZE_OK(zeEventHostSignal(gate));
+  ZE_OK(zeCommandQueueSynchronize(qa, 30'000'000'000ull));
+  EXPECT_EQ(p[0][0], 1);
+}
+
+TEST_F(CommandList, RegularListWaitsOnImmediateListEvent) {
+  ze_module_handle_t m = module("basic");
+  ze_kernel_handle_t produce = kernel(m, "store_value");
+  ze_kernel_handle_t consume = kernel(m, "add_value");
+  ASSERT_TRUE(produce && consume);
+  auto* p = static_cast<int*>(alloc_shared(256 * sizeof(int)));
+  std::fill(p, p + 256, 0);
+  ZE_OK(set_ptr(produce, 0, p));
+  ZE_OK(set_val(produce, 1, 500));
+  ZE_OK(set_ptr(consume, 0, p));
+  ZE_OK(set_val(consume, 1, 5));
+  ze_event_pool_handle_t pool = event_pool(2);
+  ze_event_handle_t gate = host_event(pool, 0);
+  ze_event_handle_t produced = make_event(pool, 1);
+  ze_command_list_handle_t imm = immediate_list();
+  ze_command_list_handle_t l = regular_list();
+  ze_command_queue_handle_t q = queue();
+  ZE_OK(launch(l, consume, 4, 64, nullptr, 1, &produced));
+  ZE_OK(zeCommandListClose(l));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+  ZE_OK(launch(imm, produce, 4, 64, produced, 1, &gate));
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(p[0], 0);
+  ZE_OK(zeEventHostSignal(gate));
+  ZE_OK(zeCommandQueueSynchronize(q, 30'000'000'000ull));
+  EXPECT_EQ(p[0], 505);
+  EXPECT_EQ(p[255], 505);
+}
