@@ -27,15 +27,19 @@ class LaunchCommand {
   virtual void completed() = 0;
 };
 
-/// Captures hKernel's current arguments and group size for a launch of `groups` work-groups.
-/// Errors: ZE_RESULT_ERROR_INVALID_NULL_HANDLE, ZE_RESULT_ERROR_INVALID_NULL_POINTER,
-/// ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX... per spec (e.g. an argument never set:
-/// ZE_RESULT_ERROR_INVALID_ARGUMENT), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION.
+/// Captures hKernel's current arguments and group size for a launch of `groups` work-groups (a group
+/// count of 0 in any dimension gives a launch that runs nothing).
+/// Errors: ZE_RESULT_ERROR_INVALID_NULL_HANDLE (null kernel), ZE_RESULT_ERROR_INVALID_NULL_POINTER (null
+/// out), ZE_RESULT_ERROR_INVALID_ARGUMENT (not a live kernel handle, or an argument never set: Intel's
+/// driver would launch with zeros, OpenCL cannot), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION,
+/// ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY.
 ze_result_t capture_launch(ze_kernel_handle_t hKernel, const ze_group_count_t& groups,
                            std::unique_ptr<LaunchCommand>* out);
 
-/// True when `ptr` lies in the constant data of a built module (the loaded PoCL kernel objects'
-/// readable segments); *base and *size then describe that whole segment.
+/// True when `ptr` lies in the constant data of a live module: a readable segment of one of the module's
+/// PoCL kernel objects (where its __constant data is), or the storage of its program-scope variables;
+/// *base and *size (either may be null) then describe that whole segment or variable. Any other address
+/// (stack, heap, libraries, destroyed modules) gives false. Thread-safe.
 bool module_constant_range(const void* ptr, void** base, size_t* size);
 
 /// Fill the module, module-build-log and kernel DDI tables with the implemented entry points
