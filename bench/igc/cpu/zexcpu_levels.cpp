@@ -7,10 +7,13 @@
 // Google Benchmark's random interleaving of repetitions, and the ratios against the unchecked kernel
 // are printed at the end (and written to --ratios_out=<file.json> if given).
 //
-//   zexcpu_levels <nocheck.spv> <silent.spv> <zex_linked.spv> [google benchmark flags]
+//   zexcpu_levels <nocheck.spv> <silent.spv> <zex_linked.spv> [<cas_only.spv>] [google benchmark flags]
+// cas_only (optional control): the cold path is one CAS on the claim word, no zex library.
 #include <benchmark/benchmark.h>
 #include <level_zero/ze_api.h>
 #include <zex/abi.h>
+
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -127,8 +130,8 @@ void setup() {
   ZE(zeCommandListDestroy(init));
 }
 
-// level < 0: a module without the zex state argument (nocheck, silent).
-void add_variant(const std::string& name, const std::vector<uint8_t>& spv, int level) {
+// level < 0: no specialization constant; has_state: the kernel takes the zex_state_t as argument 4.
+void add_variant(const std::string& name, const std::vector<uint8_t>& spv, int level, bool has_state) {
   Variant v;
   v.name = name;
   uint32_t id = ZEX_SPEC_ID_DEBUG_LEVEL;
@@ -157,7 +160,7 @@ void add_variant(const std::string& name, const std::vector<uint8_t>& spv, int l
   ZE(zeKernelSetArgumentValue(v.kernel, 2, sizeof(void*), &env.b));
   uint32_t n = kN;
   ZE(zeKernelSetArgumentValue(v.kernel, 3, sizeof n, &n));
-  if (level >= 0) {
+  if (has_state) {
     // The state by value as the last argument: addresses as integers (ABI.md).
     zex_state_t st{reinterpret_cast<uint64_t>(env.report), reinterpret_cast<uint64_t>(env.claim),
                    0x7a65780000000000ull + static_cast<uint64_t>(level) + 1};
@@ -197,9 +200,20 @@ void verify(const Variant& v) {
   }
 }
 
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 void BM_vadd(benchmark::State& state, size_t index) {
   const Variant& v = variants[index];
+  // CPU seconds of the whole process (PoCL's worker threads included) per launch: what the kernel
+  // cost, whether or not other jobs on the machine took the cores away in between.
+  const double c0 = process_cpu_seconds();
   for (auto _ : state) run_list(v.list);
+  state.counters["cpu_ms_per_launch"] =
+      1e3 * (process_cpu_seconds() - c0) / static_cast<double>(state.iterations());
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kN);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * kN * 3 * sizeof(float));
   state.SetLabel(env.device_name);
@@ -209,11 +223,15 @@ void BM_vadd(benchmark::State& state, size_t index) {
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   std::map<std::string, std::vector<double>> seconds;  // variant -> seconds per iteration, per repetition
+  std::map<std::string, std::vector<double>> cpu_ms;   // variant -> process CPU ms per launch
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs)
-      if (r.run_type == Run::RT_Iteration && r.iterations > 0)
-        seconds[r.run_name.function_name.substr(r.run_name.function_name.find('/') + 1)].push_back(
-            r.real_accumulated_time / static_cast<double>(r.iterations));
+      if (r.run_type == Run::RT_Iteration && r.iterations > 0) {
+        std::string name = r.run_name.function_name.substr(r.run_name.function_name.find('/') + 1);
+        seconds[name].push_back(r.real_accumulated_time / static_cast<double>(r.iterations));
+        auto c = r.counters.find("cpu_ms_per_launch");
+        if (c != r.counters.end()) cpu_ms[name].push_back(c->second.value);
+      }
     ConsoleReporter::ReportRuns(runs);
   }
 };
@@ -239,16 +257,17 @@ int main(int argc, char** argv) {
     else
       args.push_back(argv[i]);
   }
-  if (files.size() != 3) {
-    std::fprintf(stderr, "usage: zexcpu_levels <nocheck.spv> <silent.spv> <zex_linked.spv> [--ratios_out=f.json] "
-                 "[benchmark flags]\n");
+  if (files.size() != 3 && files.size() != 4) {
+    std::fprintf(stderr, "usage: zexcpu_levels <nocheck.spv> <silent.spv> <zex_linked.spv> [<cas_only.spv>] "
+                 "[--ratios_out=f.json] [benchmark flags]\n");
     return 2;
   }
   setup();
-  add_variant("nocheck", read_file(files[0]), -1);
-  add_variant("silent", read_file(files[1]), -1);
+  add_variant("nocheck", read_file(files[0]), -1, false);
+  add_variant("silent", read_file(files[1]), -1, false);
   std::vector<uint8_t> zex = read_file(files[2]);
-  for (int level = 0; level <= 2; ++level) add_variant("zex" + std::to_string(level), zex, level);
+  for (int level = 0; level <= 2; ++level) add_variant("zex" + std::to_string(level), zex, level, true);
+  if (files.size() == 4) add_variant("cas-only", read_file(files[3]), -1, true);  // control: a bare CAS
   for (const Variant& v : variants) verify(v);
 
   for (size_t i = 0; i < variants.size(); ++i)
@@ -265,10 +284,11 @@ int main(int argc, char** argv) {
   if (base == reporter.seconds.end()) return 0;
   const double t0 = median(base->second);
   const double b0 = *std::min_element(base->second.begin(), base->second.end());
+  const double c0 = reporter.cpu_ms.count("nocheck") ? median(reporter.cpu_ms["nocheck"]) : 0.0;
   std::string json = "{\n  \"device\": \"" + env.device_name + "\",\n  \"n\": " + std::to_string(kN) +
                      ",\n  \"variants\": [\n";
-  std::printf("\nthroughput vs nocheck (same run; median of %zu repetitions, and best repetition vs best):\n",
-              base->second.size());
+  std::printf("\nthroughput vs nocheck (same run; median of %zu repetitions, best repetition vs best, and process "
+              "CPU time per launch vs nocheck's):\n", base->second.size());
   bool first = true;
   for (const Variant& v : variants) {
     auto it = reporter.seconds.find(v.name);
@@ -276,13 +296,16 @@ int main(int argc, char** argv) {
     double t = median(it->second);
     double best = *std::min_element(it->second.begin(), it->second.end());
     double ratio = t0 / t, best_ratio = b0 / best;
-    std::printf("  %-8s %8.3f ms  %6.2f GB/s  x%.3f (best: %8.3f ms, x%.3f)%s\n", v.name.c_str(), t * 1e3,
-                12.0 * kN / t / 1e9, ratio, best * 1e3, best_ratio,
+    double cms = reporter.cpu_ms.count(v.name) ? median(reporter.cpu_ms[v.name]) : 0.0;
+    double cpu_ratio = cms > 0 ? c0 / cms : 0.0;
+    std::printf("  %-8s %8.3f ms  %6.2f GB/s  x%.3f (best: %8.3f ms, x%.3f; process CPU %7.2f ms, x%.3f)%s\n",
+                v.name.c_str(), t * 1e3, 12.0 * kN / t / 1e9, ratio, best * 1e3, best_ratio, cms, cpu_ratio,
                 v.name.rfind("zex", 0) == 0 ? (ratio >= 0.95 ? "  (target >= 0.95: met)" : "  (target >= 0.95: NOT met)")
                                             : "");
     json += std::string(first ? "" : ",\n") + "    {\"variant\": \"" + v.name + "\", \"ms\": " +
             std::to_string(t * 1e3) + ", \"throughput_vs_nocheck\": " + std::to_string(ratio) +
             ", \"best_ms\": " + std::to_string(best * 1e3) + ", \"best_vs_best_nocheck\": " + std::to_string(best_ratio) +
+            ", \"cpu_ms\": " + std::to_string(cms) + ", \"cpu_efficiency_vs_nocheck\": " + std::to_string(cpu_ratio) +
             ", \"repetitions\": " + std::to_string(it->second.size()) + "}";
     first = false;
   }

@@ -7,6 +7,8 @@
  *   ZEXB_COPY     the ancestor design: claim a fixed report with a CAS, then copy the name and reason
  *                 characters into it on the device
  *   ZEXB_ZEX      ZEX_CHECK_BOUNDS from <zex/device.h>, linked later with a zex device library
+ *   ZEXB_CASONLY  control for the CPU benchmark: the cold path is one device-scope CAS on the claim
+ *                 word and return (the least any claim-based report does), no zex library
  *   ZEXB_ZEX_SHARED  the same three zex calls, emitted ONCE per kernel: each failing site stores its
  *                 line and jumps to the kernel's single throw block (what a compiler can emit with a
  *                 phi; in OpenCL C it takes ZEXB_PROLOGUE/ZEXB_EPILOGUE around the kernel body)
@@ -21,6 +23,7 @@
 #define ZEXB_COPY 3
 #define ZEXB_ZEX 4
 #define ZEXB_ZEX_SHARED 5
+#define ZEXB_CASONLY 6
 
 #ifndef ZEXB_VARIANT
 #error "define ZEXB_VARIANT to one of ZEXB_NOCHECK..ZEXB_ZEX"
@@ -98,6 +101,21 @@ static inline void zexb_copy_throw(zexb_copy_state_t zex, __constant char* name,
 #include <zex/device.h>
 #define ZEXB_STATE_PARAM , zex_state_t zex
 #define ZEXB_CHECK(i, n) ZEX_CHECK_BOUNDS(zex, i, n)
+
+#elif ZEXB_VARIANT == ZEXB_CASONLY
+typedef struct zexb_cas_state {
+  ulong report, claim, launch_id;
+} zexb_cas_state_t;
+#define ZEXB_STATE_PARAM , zexb_cas_state_t zex
+__attribute__((overloadable)) uint __spirv_AtomicCompareExchange(volatile __global uint* p, int scope, int equal,
+                                                                 int unequal, uint value, uint comparator);
+#define ZEXB_CHECK(i, n)                                                                              \
+  do {                                                                                                \
+    if (__builtin_expect(!((i) < (n)), 0)) {                                                          \
+      __spirv_AtomicCompareExchange((volatile __global uint*)zex.claim, 1, 0, 0, (uint)(i) + 1u, 0u); \
+      return;                                                                                         \
+    }                                                                                                 \
+  } while (0)
 
 #elif ZEXB_VARIANT == ZEXB_ZEX_SHARED
 #include <zex/device.h>
