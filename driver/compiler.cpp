@@ -696,6 +696,44 @@ void collect_diagnostics(llvm::LLVMContext& ctx, std::string* sink) {
       sink);
 }
 
+// The kernel's OpenCL C attributes as they were written, for zeKernelGetSourceAttributes.
+std::string source_attributes(const llvm::Function& f) {
+  std::string out;
+  auto add = [&](const std::string& a) { out += (out.empty() ? "" : " ") + a; };
+  auto triple = [&](const char* name) {
+    if (auto* md = f.getMetadata(name))
+      add(std::string(name) + "(" + std::to_string(md_uint(md, 0)) + "," + std::to_string(md_uint(md, 1)) + "," +
+          std::to_string(md_uint(md, 2)) + ")");
+  };
+  triple("reqd_work_group_size");
+  triple("work_group_size_hint");
+  if (auto* md = f.getMetadata("vec_type_hint")) {
+    if (md->getNumOperands() >= 2) {
+      if (auto* c = llvm::dyn_cast<llvm::ConstantAsMetadata>(md->getOperand(0))) {
+        llvm::Type* t = c->getType();
+        unsigned n = 1;
+        if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t)) {
+          n = vt->getNumElements();
+          t = vt->getElementType();
+        }
+        bool is_signed = md_uint(md, 1) != 0;
+        std::string base;
+        if (t->isHalfTy()) base = "half";
+        else if (t->isFloatTy()) base = "float";
+        else if (t->isDoubleTy()) base = "double";
+        else if (t->isIntegerTy(8)) base = is_signed ? "char" : "uchar";
+        else if (t->isIntegerTy(16)) base = is_signed ? "short" : "ushort";
+        else if (t->isIntegerTy(32)) base = is_signed ? "int" : "uint";
+        else if (t->isIntegerTy(64)) base = is_signed ? "long" : "ulong";
+        if (!base.empty()) add("vec_type_hint(" + base + (n > 1 ? std::to_string(n) : "") + ")");
+      }
+    }
+  }
+  if (auto* md = f.getMetadata("intel_reqd_sub_group_size"))
+    add("intel_reqd_sub_group_size(" + std::to_string(md_uint(md, 0)) + ")");
+  return out;
+}
+
 void analyze(const llvm::Module& mod, CompiledProgram* out) {
   const llvm::DataLayout& dl = mod.getDataLayout();
   out->kernels.clear();
@@ -707,6 +745,7 @@ void analyze(const llvm::Module& mod, CompiledProgram* out) {
     if (auto* md = f.getMetadata("reqd_work_group_size"))
       for (unsigned i = 0; i < 3; ++i) k.reqd_group_size[i] = md_uint(md, i);
     if (auto* md = f.getMetadata("intel_reqd_sub_group_size")) k.reqd_subgroup_size = md_uint(md, 0);
+    k.attributes = source_attributes(f);
     out->kernels.push_back(std::move(k));
   }
   out->imports = find_imports(mod);

@@ -36,6 +36,7 @@ struct KernelInfo {
   std::vector<ArgInfo> args;
   uint32_t reqd_group_size[3] = {0, 0, 0};  ///< all 0 when the kernel does not require one
   uint32_t reqd_subgroup_size = 0;          ///< 0 when not required
+  std::string attributes;  ///< source attributes, space-separated: "reqd_work_group_size(8,2,1)" ...
 };
 
 /// A program-scope variable of the module (a SPIR-V CrossWorkgroup/UniformConstant global) with storage

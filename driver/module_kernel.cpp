@@ -858,6 +858,26 @@ ze_result_t zeKernelGetProperties_(ze_kernel_handle_t hKernel, ze_kernel_propert
   return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t zeKernelGetSourceAttributes_(ze_kernel_handle_t hKernel, uint32_t* pSize, char** pString) {
+  ZEXCPU_FAULT_POINT("zeKernelGetSourceAttributes");
+  if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (!pSize) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  const std::string& a = to_kernel(hKernel)->layout->info->attributes;
+  if (!pString) {  // a size query, as later versions of the specification allow
+    *pSize = static_cast<uint32_t>(a.size() + 1);
+    return ZE_RESULT_SUCCESS;
+  }
+  if (!*pString) {
+    // This header's form: the string belongs to the kernel object.
+    *pString = const_cast<char*>(a.c_str());
+    *pSize = static_cast<uint32_t>(a.size() + 1);
+    return ZE_RESULT_SUCCESS;
+  }
+  copy_string(a, pSize, *pString);  // later versions: into the application's buffer of *pSize bytes
+  return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t zeKernelGetName_(ze_kernel_handle_t hKernel, size_t* pSize, char* pName) {
   ZEXCPU_FAULT_POINT("zeKernelGetName");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -968,6 +988,7 @@ void fill_kernel_ddi(ze_kernel_dditable_t* t) {
   t->pfnGetIndirectAccess = zeKernelGetIndirectAccess_;
   t->pfnGetProperties = zeKernelGetProperties_;
   t->pfnGetName = zeKernelGetName_;
+  t->pfnGetSourceAttributes = zeKernelGetSourceAttributes_;
 }
 
 }  // namespace zexcpu
