@@ -7,8 +7,10 @@
 // Google Benchmark's random interleaving of repetitions, and the ratios against the unchecked kernel
 // are printed at the end (and written to --ratios_out=<file.json> if given).
 //
-//   zexcpu_levels <nocheck.spv> <silent.spv> <zex_linked.spv> [<cas_only.spv>] [google benchmark flags]
+//   zexcpu_levels <nocheck.spv> <silent.spv> <zex_linked.spv> [<cas_only.spv> [<zex_versioned.spv>]]
+//                 [google benchmark flags]
 // cas_only (optional control): the cold path is one CAS on the claim word, no zex library.
+// zex_versioned (optional): the zex kernel with a work-group-uniform in-bounds fast path (zex0v..zex2v).
 #include <benchmark/benchmark.h>
 #include <level_zero/ze_api.h>
 #include <zex/abi.h>
@@ -257,9 +259,9 @@ int main(int argc, char** argv) {
     else
       args.push_back(argv[i]);
   }
-  if (files.size() != 3 && files.size() != 4) {
-    std::fprintf(stderr, "usage: zexcpu_levels <nocheck.spv> <silent.spv> <zex_linked.spv> [<cas_only.spv>] "
-                 "[--ratios_out=f.json] [benchmark flags]\n");
+  if (files.size() < 3 || files.size() > 5) {
+    std::fprintf(stderr, "usage: zexcpu_levels <nocheck.spv> <silent.spv> <zex_linked.spv> [<cas_only.spv> "
+                 "[<zex_versioned_linked.spv>]] [--ratios_out=f.json] [benchmark flags]\n");
     return 2;
   }
   setup();
@@ -267,7 +269,11 @@ int main(int argc, char** argv) {
   add_variant("silent", read_file(files[1]), -1, false);
   std::vector<uint8_t> zex = read_file(files[2]);
   for (int level = 0; level <= 2; ++level) add_variant("zex" + std::to_string(level), zex, level, true);
-  if (files.size() == 4) add_variant("cas-only", read_file(files[3]), -1, true);  // control: a bare CAS
+  if (files.size() >= 4) add_variant("cas-only", read_file(files[3]), -1, true);  // control: a bare CAS
+  if (files.size() >= 5) {  // zex with work-group range versioning (vadd.cl, ZEXB_VERSIONED)
+    std::vector<uint8_t> ver = read_file(files[4]);
+    for (int level = 0; level <= 2; ++level) add_variant("zex" + std::to_string(level) + "v", ver, level, true);
+  }
   for (const Variant& v : variants) verify(v);
 
   for (size_t i = 0; i < variants.size(); ++i)
