@@ -187,7 +187,12 @@ class Worker {
       complete_launches();  // do not hold back finished work while blocked
       if (!wait_events(c.waits.data(), c.waits.size(), &abort_)) return false;
     }
-    uint64_t start = c.signal != nullptr ? now_ns() : 0;
+    uint64_t start = 0;
+    if (c.signal != nullptr) {
+      // A kernel timestamp starts when the command starts, not while earlier kernels still run.
+      if (c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) complete_launches();
+      start = now_ns();
+    }
     if (queue_ == nullptr && (c.launch || c.body)) {
       record(ZE_RESULT_ERROR_DEVICE_LOST);  // no OpenCL queue: nothing can run
     } else if (c.launch) {
