@@ -7,11 +7,14 @@ tests/igc/kernels/abi_calls.cl:
   - the output passes spirv-val, before and after linking with the device library;
   - gather17 goes from 17 zex_report_exception calls to 1, and the lines its report_frame receives
     (through the new OpPhi) are exactly the 17 lines of the source's checks;
-  - a module with one site (vadd) comes out byte-identical; running the pass twice changes nothing.
+  - a module with one site (vadd) comes out byte-identical; running the pass twice changes nothing;
+  - with --cxx <merge_throw_sites_cli>, the C++ port (bench/igc/merge_throw_sites.hpp) gives the same
+    bytes as the Python prototype on every module.
 No Intel compiler needed: SPIR-V only.
 """
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -34,6 +37,12 @@ def calls(data, name):
 
 
 def main():
+    cxx = os.environ.get('ZEX_MERGE_THROW_SITES_CLI')   # set by CTest
+    if '--cxx' in sys.argv:
+        cxx = sys.argv[sys.argv.index('--cxx') + 1]
+    if cxx and not os.path.exists(cxx):
+        print(f'FAIL: the C++ port {cxx} is not built (cmake --build <dir> --target merge_throw_sites_cli)')
+        return 1
     tc = igclib.Toolchain()
     fails = []
     with tempfile.TemporaryDirectory(prefix='zex-merge-test-') as work:
@@ -43,6 +52,7 @@ def main():
                 for s, (f, _, _) in igc_bench.SHAPES.items()]
         srcs.append(('abi_calls', os.path.join(HERE, 'kernels', 'abi_calls.cl'), [], []))
         srcs.append(('merge_patterns', os.path.join(HERE, 'kernels', 'merge_patterns.cl'), [], []))
+        srcs.append(('abi_sequence', os.path.join(HERE, 'kernels', 'abi_sequence.cl'), [], []))
         for name, src, incs, defs in srcs:
             spv = tc.cl_to_spv(src, os.path.join(work, f'{name}.spv'), includes=incs + lib.includes, defines=defs)
             data = open(spv, 'rb').read()
@@ -55,6 +65,15 @@ def main():
             except igclib.ToolError as e:
                 fails.append(f'{name}: invalid after the pass: {e}')
                 continue
+            if cxx:
+                cxx_out = os.path.join(work, f'{name}_cxx.spv')
+                r = subprocess.run([cxx, spv, cxx_out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                if r.returncode != 0:
+                    fails.append(f'{name}: C++ port failed: {r.stdout.decode(errors="replace")}')
+                elif open(cxx_out, 'rb').read() != out:
+                    fails.append(f'{name}: the C++ port and the Python prototype disagree')
+                else:
+                    print(f'{name}: C++ port == Python prototype ({len(out)} bytes)')
             if mts.merge_throw_sites(out) != out:
                 fails.append(f'{name}: a second run of the pass changed the module')
             before, _, _ = calls(data, 'zex_report_exception')
@@ -62,6 +81,8 @@ def main():
             print(f'{name}: zex_report_exception calls {len(before)} -> {len(after)}')
             if name == 'merge_patterns' and not (len(before) >= 4 and len(after) < len(before)):
                 fails.append(f'merge_patterns: expected fewer sites after the pass, got {len(before)} -> {len(after)}')
+            if name == 'abi_sequence' and (len(before), len(after)) != (4, 1):
+                fails.append(f'abi_sequence: expected 4 -> 1 sites, got {len(before)} -> {len(after)}')
             if name == 'vadd' and out != data:
                 fails.append('vadd: one site, yet the module changed')
             if name == 'gather17':
