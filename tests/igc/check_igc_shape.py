@@ -54,7 +54,8 @@ def main():
         lib, header = igc_bench.project_library(tc, ROOT, work, spv)
         print(f'device library: {spv or "device/zex_device.cl (built here)"}; header: {header}')
         mods = igc_bench.build_modules(tc, work, list(igc_bench.SHAPES), [lib], shared=True)
-        for kname, merge in [('abi_calls', False), ('merge_patterns', False), ('merge_patterns', True)]:
+        for kname, merge in [('abi_calls', False), ('merge_patterns', False), ('merge_patterns', True),
+                             ('abi_sequence', False), ('abi_sequence', True)]:
             user = tc.cl_to_spv(os.path.join(HERE, 'kernels', f'{kname}.cl'), os.path.join(work, f'{kname}.spv'),
                                 includes=lib.includes)
             style = '-merged' if merge else ''
