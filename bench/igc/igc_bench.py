@@ -82,11 +82,13 @@ def project_library(tc, root, work, device_spv):
 
 
 def proto_libraries(tc, root, work, names):
-    """Prototypes in bench/igc/proto/<name>/: lib.cl, and include/zex/device.h if the prototype
-    changes the call site too (else the project's header is used)."""
+    """Prototypes in bench/igc/proto/<name>/: lib.cl, or derive.json (the project's library source with
+    textual replacements, applied at run time so the prototype tracks the real library), and
+    include/zex/device.h if the prototype changes the call site too (else the project's header)."""
     base = os.path.join(HERE, 'proto')
     avail = sorted(d for d in os.listdir(base)
-                   if os.path.exists(os.path.join(base, d, 'lib.cl')))
+                   if os.path.exists(os.path.join(base, d, 'lib.cl'))
+                   or os.path.exists(os.path.join(base, d, 'derive.json')))
     if names == ['all']:
         names = avail
     libs = []
@@ -102,7 +104,20 @@ def proto_libraries(tc, root, work, names):
             incs.insert(0, os.path.join(root, 'device', 'include'))
         else:
             incs.insert(0, os.path.join(base, 'fallback', 'include'))
-        spv = tc.cl_to_spv(os.path.join(d, 'lib.cl'), os.path.join(work, f'proto_{n}.spv'), includes=incs)
+        src = os.path.join(d, 'lib.cl')
+        if not os.path.exists(src):
+            with open(os.path.join(d, 'derive.json')) as f:
+                spec = json.load(f)
+            with open(os.path.join(root, spec['from'])) as f:
+                text = f.read()
+            for old, new in spec['replace']:
+                if old not in text:
+                    raise igclib.ToolError(f'prototype {n}: {spec["from"]} no longer contains {old!r}')
+                text = text.replace(old, new)
+            src = os.path.join(work, f'proto_{n}.cl')
+            with open(src, 'w') as f:
+                f.write(text)
+        spv = tc.cl_to_spv(src, os.path.join(work, f'proto_{n}.spv'), includes=incs)
         libs.append(Library(n, spv, incs, own))
     return libs
 

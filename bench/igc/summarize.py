@@ -11,7 +11,7 @@ import sys
 
 MAIN = ['nocheck', 'silent', 'printf', 'copy', 'zex0', 'zex1', 'zex2', 'zex0-merged', 'zex1-merged',
         'zex2-merged']
-PROTOS = ['lean1', 'lean1-merged', 'noinline1', 'noinline1-merged', 'fusednoinl1', 'fusednoinl2']
+PROTOS = ['nolaunch1-merged', 'lean1', 'lean1-merged', 'noinline1', 'noinline1-merged', 'fusednoinl1', 'fusednoinl2']
 
 
 def main():
