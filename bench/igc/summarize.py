@@ -51,6 +51,16 @@ def main():
             out.append(f'| {shape} | ' + ' | '.join(cells) + ' |')
         out.append('')
 
+    cold = []
+    for dev in meta['devices']:
+        s = idx.get((dev, 'vadd', 'silent'))
+        parts = [f"level {lv}: {idx[(dev, 'vadd', f'zex{lv}')]['isa_bytes'] - s['isa_bytes']} B"
+                 for lv in (0, 1, 2) if s and (dev, 'vadd', f'zex{lv}') in idx]
+        if parts:
+            cold.append(f"{dev}: " + ', '.join(parts))
+    if cold:
+        out += ['**One zex cold path** (vadd: zex ISA minus silent ISA): ' + '; '.join(cold) + '.', '']
+
     out += ['**Compile time**, gather17, CPU ms of the compile (median; in parentheses × nocheck):', '']
     out.append('| device | ' + ' | '.join(MAIN) + ' |')
     out.append('|---|' + '--:|' * len(MAIN))
