@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -52,16 +53,29 @@ struct Job {
 
 class Worker {
  public:
-  Worker() = default;
+  Worker() { registry(this, true); }
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
-  ~Worker() { stop(); }
+  ~Worker() {
+    registry(this, false);  // first: stop_all_workers() may be stopping this worker right now
+    stop();
+  }
+
+  /// At process exit: stops every worker, discarding the jobs that have not started, and waits for
+  /// the kernels in flight. Without this, an application that exits with work queued (a failed test
+  /// returning early) would have PoCL compile or run kernels while exit() destroys LLVM and PoCL.
+  static void stop_all_workers() {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    for (Worker* w : registry_set()) w->stop(/*discard=*/true);
+  }
 
   /// Queues `job`; starts the thread on first use (lists that never submit cost no thread).
-  /// Errors: ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY when no thread can be started.
+  /// Errors: ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY when no thread can be started,
+  /// ZE_RESULT_ERROR_DEVICE_LOST after stop_all_workers() (the process is exiting).
   ze_result_t submit(Job&& job) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      if (stopping_) return ZE_RESULT_ERROR_DEVICE_LOST;
       if (!thread_.joinable()) {
         try {
           thread_ = std::thread([this] { loop(); });
@@ -86,18 +100,26 @@ class Worker {
     return err;
   }
 
-  /// Lets queued jobs run, except those still waiting on events (they are dropped: the application
-  /// destroys a list or queue that the device still references, which the specification forbids),
-  /// then joins the thread.
-  void stop() {
+  /// Lets queued jobs run (or, with `discard`, drops those that have not started), except those
+  /// still waiting on events (they are dropped: the application destroys a list or queue that the
+  /// device still references, which the specification forbids), then joins the thread.
+  /// Idempotent and thread-safe.
+  void stop(bool discard = false) {
+    std::lock_guard<std::mutex> stop_lock(stop_mutex_);
+    uint64_t dropped = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
+      if (discard) {
+        dropped = jobs_.size();
+        jobs_.clear();
+      }
     }
     cv_.notify_all();
     abort_.store(true, std::memory_order_release);
     notify_all_waiters();  // the worker may wait on any event, in any shard
     if (thread_.joinable()) thread_.join();
+    if (dropped > 0) change_and_notify(this, [&] { finished_.fetch_add(dropped, std::memory_order_release); });
     if (queue_ != nullptr) {
       clReleaseCommandQueue(queue_);
       queue_ = nullptr;
@@ -215,6 +237,24 @@ class Worker {
     return true;
   }
 
+  // Every live worker, for stop_all_workers(); both never destroyed (used during exit).
+  static std::mutex& registry_mutex() {
+    static auto* m = new std::mutex;
+    return *m;
+  }
+  static std::set<Worker*>& registry_set() {
+    static auto* s = new std::set<Worker*>;
+    return *s;
+  }
+  static void registry(Worker* w, bool add) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    if (add)
+      registry_set().insert(w);
+    else
+      registry_set().erase(w);
+  }
+
+  std::mutex stop_mutex_;  // serializes stop(): the application and the exit handler may race
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Job> jobs_;
@@ -253,6 +293,8 @@ struct _ze_command_queue_handle_t {
 namespace zexcpu {
 
 bool is_command_queue(ze_command_queue_handle_t h) { return h != nullptr && h->magic == kQueueMagic; }
+
+void stop_all_workers() { Worker::stop_all_workers(); }
 
 bool Worker::execute_list(ze_command_list_handle_t list) {
   for (const auto& c : list->commands)

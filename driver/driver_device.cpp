@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -173,7 +174,11 @@ ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_initialized) return ZE_RESULT_SUCCESS;
   ze_result_t r = init_platform();
-  if (r == ZE_RESULT_SUCCESS) g_initialized = true;
+  if (r == ZE_RESULT_SUCCESS) {
+    g_initialized = true;
+    // Registered after PoCL and LLVM are loaded and initialized, so it runs before their teardown.
+    std::atexit(stop_all_workers);
+  }
   return r;
 }
 

@@ -121,6 +121,9 @@ ze_driver_handle_t the_driver();
 ze_device_handle_t the_device();
 /// True for a live command queue of zex-cpu (cmdlist_queue.cpp).
 bool is_command_queue(ze_command_queue_handle_t h);
+/// Registered with atexit() by zeInit: stops every list's and queue's worker before exit() tears
+/// down LLVM and PoCL (jobs not started are dropped; kernels in flight finish).
+void stop_all_workers();
 
 // --- host synchronization (event_fence.cpp) ---------------------------------------------------
 // Every blocking wait in zex-cpu (host waits on events, fences, lists and queues; workers waiting
