@@ -45,8 +45,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <list>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 #include <sstream>
 
 namespace zexcpu {
@@ -135,7 +138,7 @@ bool constant_bytes(const llvm::Constant* c, const llvm::DataLayout& dl, uint8_t
 
 // The translator assumes a well-formed stream (it asserts or crashes on a truncated one), so walk the
 // instruction stream first: header, then every instruction's word count must fit in the module.
-bool check_structure(const uint8_t* input, size_t size, std::string* err) {
+bool check_structure(const uint8_t* input, size_t size, std::map<uint32_t, uint32_t>* spec_sizes, std::string* err) {
   size_t n = size / 4;
   std::vector<uint32_t> w(n);
   memcpy(w.data(), input, n * 4);
@@ -149,6 +152,7 @@ bool check_structure(const uint8_t* input, size_t size, std::string* err) {
     return false;
   }
   const uint32_t bound = w[3];
+  std::map<uint32_t, uint32_t> spec_ids, type_bytes, spec_types;  // result -> SpecId / bytes / type
   size_t i = 5;
   bool in_function = false;
   std::vector<uint32_t> entry_functions;
@@ -197,6 +201,25 @@ bool check_structure(const uint8_t* input, size_t size, std::string* err) {
         return false;
       }
     }
+    // Specialization constants' sizes: SpecId decorations and the scalar types of OpSpecConstant*.
+    switch (opcode) {
+      case 71:  // OpDecorate target SpecId n
+        if (count >= 4 && w[i + 2] == 1) spec_ids[w[i + 1]] = w[i + 3];
+        break;
+      case 20:  // OpTypeBool
+        if (count >= 2) type_bytes[w[i + 1]] = 1;
+        break;
+      case 21:  // OpTypeInt width signedness
+      case 22:  // OpTypeFloat width
+        if (count >= 3) type_bytes[w[i + 1]] = w[i + 2] / 8;
+        break;
+      case 48:  // OpSpecConstantTrue type result
+      case 49:  // OpSpecConstantFalse
+      case 50:  // OpSpecConstant type result value...
+        if (count >= 3) spec_types[w[i + 2]] = w[i + 1];
+        break;
+      default: break;
+    }
     // A stream cut at an instruction boundary parses; what it lacks is the end of a function or the
     // function an entry point names.
     if (opcode == 54 /* OpFunction */) {
@@ -220,6 +243,13 @@ bool check_structure(const uint8_t* input, size_t size, std::string* err) {
   if (in_function) {
     *err = "the last function has no OpFunctionEnd (truncated?)";
     return false;
+  }
+  spec_sizes->clear();
+  for (auto& [result, id] : spec_ids) {
+    auto t = spec_types.find(result);
+    if (t == spec_types.end()) continue;
+    auto b = type_bytes.find(t->second);
+    if (b != type_bytes.end() && b->second >= 1 && b->second <= 8) (*spec_sizes)[id] = b->second;
   }
   for (uint32_t f : entry_functions) {
     if (f >= bound || std::find(defined_functions.begin(), defined_functions.end(), f) == defined_functions.end()) {
@@ -452,6 +482,62 @@ bool translate(const std::string& bytes, const SpecConstants& constants, std::st
   }
   send(fd, 0, bitcode);
   _exit(0);
+}
+
+// Translations of this process, by input: a module built again (zex builds one per debug level, tests
+// and applications rebuild the same ones) skips the translator and its child process. Keyed by two
+// 64-bit hashes and the size of the SPIR-V and the specialization-constant values; bounded in bytes.
+class TranslationCache {
+ public:
+  struct Key {
+    uint64_t h1, h2, size;
+    bool operator<(const Key& o) const { return std::tie(h1, h2, size) < std::tie(o.h1, o.h2, o.size); }
+  };
+  static Key key(const std::string& bytes, const std::string& constants) {
+    uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x9e3779b97f4a7c15ull;
+    auto mix = [&](const std::string& d) {
+      for (unsigned char c : d) {
+        h1 = (h1 ^ c) * 0x100000001b3ull;
+        h2 = (h2 ^ c) * 0xff51afd7ed558ccdull;
+        h2 ^= h2 >> 29;
+      }
+    };
+    mix(bytes);
+    mix(constants);
+    return Key{h1, h2, bytes.size() + (constants.size() << 32)};
+  }
+  bool get(const Key& k, std::string* bitcode) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(k);
+    if (it == map_.end()) return false;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    *bitcode = it->second->second;
+    return true;
+  }
+  void put(const Key& k, const std::string& bitcode) {
+    if (bitcode.size() > kBudget / 4) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.count(k)) return;
+    lru_.emplace_front(k, bitcode);
+    map_[k] = lru_.begin();
+    bytes_ += bitcode.size();
+    while (bytes_ > kBudget && !lru_.empty()) {
+      bytes_ -= lru_.back().second.size();
+      map_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+  }
+
+ private:
+  static constexpr size_t kBudget = 64u << 20;
+  std::mutex mu_;
+  std::list<std::pair<Key, std::string>> lru_;
+  std::map<Key, std::list<std::pair<Key, std::string>>::iterator> map_;
+  size_t bytes_ = 0;
+};
+TranslationCache& translation_cache() {
+  static TranslationCache* c = new TranslationCache;  // never destroyed: builds may run at exit
+  return *c;
 }
 
 // Runs child_translate in a child process. Returns true with the bitcode, or false with a message.
@@ -948,7 +1034,8 @@ ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size
       return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     std::string structure_err;
-    if (!check_structure(input, size, &structure_err)) {
+    std::map<uint32_t, uint32_t> spec_sizes;  // SpecId -> bytes
+    if (!check_structure(input, size, &spec_sizes, &structure_err)) {
       out->log = "invalid SPIR-V: " + structure_err;
       return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
@@ -976,10 +1063,27 @@ ze_result_t compile_module(ze_module_format_t format, const uint8_t* input, size
           return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
         }
     }
+    // The constants as the translator will read them (each with its own size), for the cache key.
+    std::string applied;
+    for (uint32_t i = 0; i < constants.count; ++i) {
+      auto it = spec_sizes.find(constants.ids[i]);
+      if (it == spec_sizes.end()) {
+        // Intel's driver fails the build the same way.
+        out->log += "specialization constant id " + std::to_string(constants.ids[i]) +
+                    " is not declared by the module";
+        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+      }
+      applied.append(reinterpret_cast<const char*>(&constants.ids[i]), 4);
+      applied.append(static_cast<const char*>(constants.values[i]), it->second);
+    }
     std::string translated, terr;
-    if (!translate_isolated(bytes, constants, &translated, &terr)) {
-      out->log += terr;
-      return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    const TranslationCache::Key key = TranslationCache::key(bytes, applied);
+    if (!translation_cache().get(key, &translated)) {
+      if (!translate_isolated(bytes, constants, &translated, &terr)) {
+        out->log += terr;
+        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+      }
+      translation_cache().put(key, translated);
     }
     auto buf = llvm::MemoryBuffer::getMemBuffer(translated, "translated", false);
     auto parsed = llvm::parseBitcodeFile(buf->getMemBufferRef(), ctx);
