@@ -347,19 +347,27 @@ class Collector : public benchmark::ConsoleReporter {
           name.resize(name.size() - sfx.size());
       }
       const double t = r.GetAdjustedRealTime() * to_ns(r.time_unit);
-      if (median_of_reps)
+      const double c = r.GetAdjustedCPUTime() * to_ns(r.time_unit);
+      if (median_of_reps) {
         medians[name] = t;
-      else
+        cpu_medians[name] = c;
+      } else {
         ns[name].push_back(t);
+        cpu_ns[name].push_back(c);
+      }
     }
     ConsoleReporter::ReportRuns(runs);
   }
-  // Google Benchmark's median over repetitions when there were repetitions, else ours.
-  double median(const std::string& name) const {
-    auto m = medians.find(name);
-    if (m != medians.end()) return m->second;
-    auto it = ns.find(name);
-    if (it == ns.end() || it->second.empty()) return 0.0;
+  // Google Benchmark's median over repetitions when there were repetitions, else ours; real time, or
+  // the benchmark thread's CPU time (the host-side cost, insensitive to how the driver's worker
+  // threads get scheduled on a busy machine).
+  double median(const std::string& name, bool cpu = false) const {
+    const auto& meds = cpu ? cpu_medians : medians;
+    const auto& all = cpu ? cpu_ns : ns;
+    auto m = meds.find(name);
+    if (m != meds.end()) return m->second;
+    auto it = all.find(name);
+    if (it == all.end() || it->second.empty()) return 0.0;
     std::vector<double> v = it->second;
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
@@ -372,8 +380,8 @@ class Collector : public benchmark::ConsoleReporter {
       default: return 1.0;
     }
   }
-  std::map<std::string, std::vector<double>> ns;
-  std::map<std::string, double> medians;
+  std::map<std::string, std::vector<double>> ns, cpu_ns;
+  std::map<std::string, double> medians, cpu_medians;
 };
 
 std::vector<char> read_file(const char* path) {
@@ -423,9 +431,13 @@ int main(int argc, char** argv) {
     auto get = [&](const std::string& n) { return rep.median(n); };
     auto ratio = [&](const char* what, const std::string& a, const std::string& b) {
       const double x = get(a), y = get(b);
-      if (x > 0 && y > 0) std::printf("  %-44s %8.3f us / %8.3f us = %.3fx\n", what, x / 1e3, y / 1e3, x / y);
+      if (x > 0 && y > 0) std::printf("  %-46s %9.3f us / %9.3f us = %.3fx\n", what, x / 1e3, y / 1e3, x / y);
     };
-    std::printf("\nRatios of medians (this run):\n");
+    auto cpu_ratio = [&](const char* what, const std::string& a, const std::string& b) {
+      const double x = rep.median(a, true), y = rep.median(b, true);
+      if (x > 0 && y > 0) std::printf("  %-46s %9.3f us / %9.3f us = %.3fx\n", what, x / 1e3, y / 1e3, x / y);
+    };
+    std::printf("\nReal time, ratios of medians (this run):\n");
     for (const char* n : {"1", "100", "1000"})
       ratio(("launch+sync zex/raw, " + std::string(n) + " streams").c_str(),
             std::string("BM_LaunchSync_Zex/") + n, std::string("BM_LaunchSync_Raw/") + n);
@@ -442,6 +454,32 @@ int main(int argc, char** argv) {
     ratio("launch call alone zex, 1000 vs 1 streams", "BM_LaunchOnly_Zex/1000", "BM_LaunchOnly_Zex/1");
     ratio("32 launches+sync zex, 1000 vs 1 streams", "BM_Batch32_Zex/1000", "BM_Batch32_Zex/1");
     ratio("32 launches+sync raw, 1000 vs 1 streams", "BM_Batch32_Raw/1000", "BM_Batch32_Raw/1");
+    std::printf("\nHost thread CPU time, ratios of medians (this run):\n");
+    for (const char* n : {"1", "100", "1000"})
+      cpu_ratio(("launch+sync zex/raw, " + std::string(n) + " streams").c_str(),
+                std::string("BM_LaunchSync_Zex/") + n, std::string("BM_LaunchSync_Raw/") + n);
+    for (const char* n : {"1", "100", "1000"})
+      cpu_ratio(("32 launches+sync zex/raw, " + std::string(n) + " streams").c_str(),
+                std::string("BM_Batch32_Zex/") + n, std::string("BM_Batch32_Raw/") + n);
+    cpu_ratio("launch+sync zex, 1000 vs 1 streams", "BM_LaunchSync_Zex/1000", "BM_LaunchSync_Zex/1");
+    cpu_ratio("launch+sync raw, 1000 vs 1 streams", "BM_LaunchSync_Raw/1000", "BM_LaunchSync_Raw/1");
+    cpu_ratio("32 launches+sync zex, 1000 vs 1 streams", "BM_Batch32_Zex/1000", "BM_Batch32_Zex/1");
+    cpu_ratio("32 launches+sync raw, 1000 vs 1 streams", "BM_Batch32_Raw/1000", "BM_Batch32_Raw/1");
+    // How much of the growth with stream count is zex's: the driver's own growth (raw) divided out.
+    std::printf("\nGrowth with streams that zex adds (zex N/1 divided by raw N/1):\n");
+    for (const char* n : {"100", "1000"}) {
+      for (const char* b : {"BM_LaunchSync_", "BM_LaunchOnly_", "BM_Batch32_"}) {
+        for (bool cpu : {false, true}) {
+          if (cpu && std::string(b) == "BM_LaunchOnly_") continue;
+          const double z = rep.median(std::string(b) + "Zex/" + n, cpu) / rep.median(std::string(b) + "Zex/1", cpu);
+          const double r = rep.median(std::string(b) + "Raw/" + n, cpu) / rep.median(std::string(b) + "Raw/1", cpu);
+          if (z > 0 && r > 0)
+            std::printf("  %-46s %.3fx\n", (std::string(b + 3) + n + " streams, " + (cpu ? "cpu" : "real")).c_str(),
+                        z / r);
+        }
+      }
+    }
+    std::printf("\nSynchronize (real time of the call alone, kernel already finished):\n");
     ratio("no-throw synchronize() / raw host wait", "BM_SyncOnly_Zex", "BM_SyncOnly_Raw");
     for (const char* l : {"0", "1", "2"})
       ratio(("sync->catch level " + std::string(l) + " / no-throw synchronize()").c_str(),
