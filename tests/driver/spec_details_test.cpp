@@ -133,6 +133,8 @@ TEST_F(SpecDetails, LargeAllocationsAreUsable) {
   }
 }
 
+// The Level Zero SPIR-V environment (SPIRV.rst, "Required Capabilities") requires the Groups capability,
+// with Subgroup or Workgroup execution scope, so these kernels must build on every Level Zero device.
 TEST_F(SpecDetails, SubGroupSizesMatchComputeProperties) {
   ze_kernel_handle_t k = kernel(module("subgroups"), "sg_info");
   ASSERT_NE(k, nullptr);
@@ -257,4 +259,20 @@ TEST_F(SpecDetails, AdvertisedFp16Works) {
   ZE_OK(set_ptr(k, 1, out));
   run(k, 1, 64);
   for (int i = 0; i < 64; ++i) ASSERT_EQ(out[i], 2.0f) << i;
+}
+
+TEST_F(SpecDetails, WorkGroupCollectives) {
+  ze_kernel_handle_t k = kernel(module("workgroup"), "wg_collectives");
+  ASSERT_NE(k, nullptr);
+  const uint32_t gs = 32, groups = 8, n = gs * groups;
+  auto* out = static_cast<int*>(alloc_shared(n * 4 * sizeof(int)));
+  ZE_OK(set_ptr(k, 0, out));
+  run(k, groups, gs);
+  for (uint32_t i = 0; i < n; ++i) {
+    const int lid = int(i % gs);
+    ASSERT_EQ(out[i * 4 + 0], int(gs)) << "work_group_reduce_add(1), item " << i;
+    ASSERT_EQ(out[i * 4 + 1], int(i - i % gs)) << "work_group_broadcast, item " << i;
+    ASSERT_EQ(out[i * 4 + 2], lid * (lid + 1) / 2) << "work_group_scan_inclusive_add, item " << i;
+    ASSERT_EQ(out[i * 4 + 3], 3) << "work_group_any/all, item " << i;
+  }
 }
