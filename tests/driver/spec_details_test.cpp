@@ -276,3 +276,49 @@ TEST_F(SpecDetails, WorkGroupCollectives) {
     ASSERT_EQ(out[i * 4 + 3], 3) << "work_group_any/all, item " << i;
   }
 }
+
+// More capabilities every Level Zero device must accept (SPIRV.rst, "Required Capabilities").
+TEST_F(SpecDetails, GenericPointerCapability) {
+  ze_kernel_handle_t k = kernel(module("generic_ptr"), "generic_calls");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 256;
+  auto* in = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  auto* out = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  for (uint32_t i = 0; i < n; ++i) in[i] = int(i);
+  ZE_OK(set_ptr(k, 0, in));
+  ZE_OK(set_ptr(k, 1, out));
+  run(k, n / 64, 64);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2 * int(i) + 2 * (int(i) + 1)) << i;
+}
+
+TEST_F(SpecDetails, Vector16Capability) {
+  ze_kernel_handle_t k = kernel(module("vec16"), "vec16");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 64;
+  auto* a = static_cast<float*>(alloc_shared(n * 16 * sizeof(float)));
+  auto* sums = static_cast<float*>(alloc_shared(n * sizeof(float)));
+  for (uint32_t i = 0; i < n * 16; ++i) a[i] = float(i % 16);
+  ZE_OK(set_ptr(k, 0, a));
+  ZE_OK(set_ptr(k, 1, sums));
+  run(k, n / 16, 16);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(sums[i], 240.0f) << i;  // 2 * (0 + 1 + ... + 15)
+  EXPECT_EQ(a[16 * 5 + 7], 14.0f);
+}
+
+TEST_F(SpecDetails, Float16BufferCapability) {
+  ze_kernel_handle_t k = kernel(module("halfbuf"), "halves");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 64;
+  auto* in = static_cast<uint16_t*>(alloc_shared(n * sizeof(uint16_t)));
+  auto* out = static_cast<uint16_t*>(alloc_shared(n * sizeof(uint16_t)));
+  auto* f = static_cast<float*>(alloc_shared(n * sizeof(float)));
+  for (uint32_t i = 0; i < n; ++i) in[i] = 0x3e00;  // 1.5 in IEEE half
+  ZE_OK(set_ptr(k, 0, in));
+  ZE_OK(set_ptr(k, 1, out));
+  ZE_OK(set_ptr(k, 2, f));
+  run(k, 1, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(f[i], 1.5f) << i;
+    ASSERT_EQ(out[i], 0x4200) << i;  // 3.0 in IEEE half
+  }
+}
