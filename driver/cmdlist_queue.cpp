@@ -15,6 +15,8 @@
 #include "kernel.hpp"
 #include "objects.hpp"
 
+#include <pthread.h>
+
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -136,6 +138,7 @@ class Worker {
   }
 
   void loop() {
+    pthread_setname_np(pthread_self(), "zex-cpu worker");  // what debuggers and top show
     cl_int err = CL_SUCCESS;
     queue_ = clCreateCommandQueueWithProperties(platform().context, platform().device, nullptr, &err);
     for (;;) {
