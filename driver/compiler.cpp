@@ -28,6 +28,10 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #ifdef ZEXCPU_HAVE_SPIRV_TOOLS
 #include <spirv-tools/libspirv.h>
 #endif
@@ -331,9 +335,12 @@ uint32_t md_uint(const llvm::MDNode* md, unsigned i) {
 bool inline_everything(llvm::Module& m, std::string* err) {
   using namespace llvm;
   for (Function& f : m) {
-    if (f.isDeclaration() || f.getCallingConv() == CallingConv::SPIR_KERNEL) continue;
-    f.removeFnAttr(Attribute::NoInline);
+    if (f.isDeclaration()) continue;
+    // Modules compiled at -O0 mark every function optnone; PoCL would then leave the kernels
+    // unoptimized (it optimizes the work-group functions it makes of them).
     f.removeFnAttr(Attribute::OptimizeNone);
+    if (f.getCallingConv() == CallingConv::SPIR_KERNEL) continue;
+    f.removeFnAttr(Attribute::NoInline);
     f.addFnAttr(Attribute::AlwaysInline);
     f.setLinkage(GlobalValue::InternalLinkage);
   }
@@ -364,6 +371,15 @@ bool inline_everything(llvm::Module& m, std::string* err) {
   ModulePassManager mpm;
   mpm.addPass(AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
   mpm.addPass(GlobalDCEPass());
+  // A light cleanup: PoCL gives every private variable (alloca) left in a kernel one slot per
+  // work-item of the group, so values that can live in registers should (modules compiled at -O0,
+  // and arguments passed to inlined helpers, are full of allocas).
+  FunctionPassManager fpm;
+  fpm.addPass(SROAPass());
+  fpm.addPass(EarlyCSEPass());
+  fpm.addPass(InstCombinePass());
+  fpm.addPass(SimplifyCFGPass());
+  mpm.addPass(createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);
 
   for (Function& f : m) {
