@@ -121,7 +121,8 @@ class Worker {
     abort_.store(true, std::memory_order_release);
     notify_all_waiters();  // the worker may wait on any event, in any shard
     if (thread_.joinable()) thread_.join();
-    if (dropped > 0) change_and_notify(this, [&] { finished_.fetch_add(dropped, std::memory_order_release); });
+    if (dropped > 0)
+      change_and_notify(this, [&] { finished_.fetch_add(dropped, std::memory_order_release); });
     if (queue_ != nullptr) {
       clReleaseCommandQueue(queue_);
       queue_ = nullptr;
@@ -174,7 +175,7 @@ class Worker {
         signal_fence(job.fence);
       }
       ++unfinished_jobs_;
-      if (in_flight_.empty() || in_flight_.size() >= kMaxInFlight) drain();
+      if (in_flight_.empty()) drain();  // nothing in flight: count the job finished now
     }
   }
 
@@ -227,6 +228,7 @@ class Worker {
       ze_result_t r = c.launch->enqueue(queue_);
       record(r);
       if (r == ZE_RESULT_SUCCESS) in_flight_.push_back(c.launch);
+      if (in_flight_.size() >= kMaxInFlight) complete_launches();  // e.g. a long regular list
     } else if (c.body) {
       complete_launches();  // copies and fills run on this thread: earlier kernels must be done
       record(c.body(queue_));
