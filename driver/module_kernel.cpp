@@ -157,30 +157,15 @@ Module::~Module() {
   magic = kDeadObject;
 }
 
-// PoCL's kernel cache directory, computed the way PoCL 3.1 does (lib/CL/pocl_cache.c).
-const std::string& pocl_cache_dir() {
-  static const std::string dir = [] {
-    const char* env = getenv("POCL_CACHE_DIR");
-    if (env && *env) return std::string(env);
-    const char* xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) return std::string(xdg) + "/pocl/kcache";
-    const char* home = getenv("HOME");
-    if (home) return std::string(home) + "/.cache/pocl/kcache";
-    return std::string("/tmp/pocl/kcache");
-  }();
-  return dir;
-}
-
-// True for a PoCL kernel object of kernel `name`: <cache>/<xx>/<program hash>/<name>/<variant>/<name>.so.
+// True for what may be a PoCL kernel object of kernel `name`: PoCL 3.1 names them
+// <cache>/<xx>/<program hash>/<name>/<group size variant>/<name>.so (lib/CL/pocl_cache.c). The path is
+// only a first filter; pin_kernel_objects also checks the work-group function PoCL looks up in it.
 bool is_pocl_kernel_object(const char* path, const std::string& name) {
-  if (!path || !*path) return false;
+  if (!path || !*path || name.empty()) return false;
   std::string p(path);
-  const std::string& top = pocl_cache_dir();
-  if (p.size() <= top.size() + 1 || p.compare(0, top.size(), top) != 0 || p[top.size()] != '/') return false;
-  if (name.empty()) return p.size() > 3 && p.compare(p.size() - 3, 3, ".so") == 0;
   std::string tail = "/" + name + ".so";
-  if (p.size() < tail.size() || p.compare(p.size() - tail.size(), tail.size(), tail) != 0) return false;
-  return p.find("/" + name + "/") != std::string::npos;
+  if (p.size() <= tail.size() || p.compare(p.size() - tail.size(), tail.size(), tail) != 0) return false;
+  return p.rfind("/" + name + "/", p.size() - tail.size()) != std::string::npos;
 }
 
 // The PoCL kernel objects of kernel `name` loaded in this process.
@@ -201,7 +186,9 @@ std::vector<std::string> loaded_kernel_objects(const std::string& name) {
 
 // <cache>/<xx>/<program hash> of a kernel object's path.
 std::string program_dir_of(const std::string& path, const std::string& name) {
-  size_t at = path.find("/" + name + "/", pocl_cache_dir().size());
+  std::string tail = "/" + name + ".so";
+  if (path.size() <= tail.size()) return std::string();
+  size_t at = path.rfind("/" + name + "/", path.size() - tail.size());
   return at == std::string::npos ? std::string() : path.substr(0, at);
 }
 
@@ -232,6 +219,12 @@ void pin_kernel_objects(Module* m, const std::string& kernel_name, const std::ve
     if (have) continue;
     void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (!h) continue;
+    // The entry point PoCL's CPU device calls (lib/CL/devices/common.c): a kernel object indeed.
+    if (!dlsym(h, ("_pocl_kernel_" + kernel_name + "_workgroup").c_str()) &&
+        !dlsym(h, ("pocl_kernel_" + kernel_name + "_workgroup").c_str())) {
+      dlclose(h);
+      continue;
+    }
     m->pinned.emplace_back(path, h);
     std::lock_guard<std::mutex> rlock(registry().mu);
     ++registry().pinned_paths[path];
@@ -340,18 +333,22 @@ class Launch final : public LaunchCommand {
     cl_int err = CL_SUCCESS;
     {
       std::lock_guard<std::mutex> lock(cl_->mu);
+      // The first launch with a new group size makes PoCL load a new kernel object (PoCL may do so
+      // within clEnqueueNDRangeKernel): note what was loaded before, to pin the new one when the
+      // launch has completed (see Module::pinned).
+      std::array<uint32_t, 3> g{group_[0], group_[1], group_[2]};
+      auto& seen = cl_->seen_group_sizes;
+      bool first = std::find(seen.begin(), seen.end(), g) == seen.end();
+      if (first) cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->name);
       err = apply_args();
       if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(queue, cl_->kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
-      if (err == CL_SUCCESS) {
-        // The first launch with a new group size makes PoCL load a new kernel object: note what was
-        // loaded before, to pin the new one when the launch has completed (see Module::pinned).
-        std::array<uint32_t, 3> g{group_[0], group_[1], group_[2]};
-        auto& seen = cl_->seen_group_sizes;
-        if (std::find(seen.begin(), seen.end(), g) == seen.end()) {
+      if (first) {
+        if (err == CL_SUCCESS) {
           seen.push_back(g);
-          cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->name);
           pin_.store(true, std::memory_order_relaxed);
+        } else {
+          cl_->loaded_before.erase(g);
         }
       }
     }
