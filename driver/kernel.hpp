@@ -36,6 +36,12 @@ class LaunchCommand {
 ze_result_t capture_launch(ze_kernel_handle_t hKernel, const ze_group_count_t& groups,
                            std::unique_ptr<LaunchCommand>* out);
 
+/// capture_launch for zeCommandListAppendLaunchKernelIndirect (and the indirect multi-kernel form):
+/// the group count is read from `groups` (USM the application fills) when the launch runs, not now.
+/// Errors: as capture_launch; ZE_RESULT_ERROR_INVALID_NULL_POINTER for a null `groups`.
+ze_result_t capture_launch_indirect(ze_kernel_handle_t hKernel, const ze_group_count_t* groups,
+                                    std::unique_ptr<LaunchCommand>* out);
+
 /// True when `ptr` lies in the constant data of a live module: a readable segment of one of the module's
 /// PoCL kernel objects (where its __constant data is), or the storage of its program-scope variables;
 /// *base and *size (either may be null) then describe that whole segment or variable. Any other address

@@ -302,8 +302,8 @@ void copy_string(const std::string& s, SizeT* pSize, char* out) {
 
 class Launch final : public LaunchCommand {
  public:
-  Launch(Kernel* k, const ze_group_count_t& groups)
-      : cl_(k->cl), layout_(k->layout), blob_(k->blob), groups_(groups) {
+  Launch(Kernel* k, const ze_group_count_t& groups, const ze_group_count_t* indirect = nullptr)
+      : cl_(k->cl), layout_(k->layout), blob_(k->blob), groups_(groups), indirect_(indirect) {
     memcpy(group_, k->group, sizeof group_);
     // The module (its program, layouts and pins) stays alive while an appended launch exists, even if
     // the application destroys the kernel and module after appending to a regular command list.
@@ -323,11 +323,13 @@ class Launch final : public LaunchCommand {
   }
 
   ze_result_t enqueue(cl_command_queue queue) override {
-    if (groups_.groupCountX == 0 || groups_.groupCountY == 0 || groups_.groupCountZ == 0)
+    // An indirect launch reads its group count now: earlier commands of the list may have written it.
+    const ze_group_count_t groups = indirect_ ? *indirect_ : groups_;
+    if (groups.groupCountX == 0 || groups.groupCountY == 0 || groups.groupCountZ == 0)
       return ZE_RESULT_SUCCESS;  // nothing to run
     size_t local[3] = {group_[0], group_[1], group_[2]};
-    size_t global[3] = {size_t(groups_.groupCountX) * group_[0], size_t(groups_.groupCountY) * group_[1],
-                        size_t(groups_.groupCountZ) * group_[2]};
+    size_t global[3] = {size_t(groups.groupCountX) * group_[0], size_t(groups.groupCountY) * group_[1],
+                        size_t(groups.groupCountZ) * group_[2]};
     // get_work_dim() as Intel's driver computes it.
     cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
     cl_int err = CL_SUCCESS;
@@ -408,6 +410,7 @@ class Launch final : public LaunchCommand {
   const KernelLayout* layout_;
   std::vector<uint8_t> blob_;
   ze_group_count_t groups_;
+  const ze_group_count_t* indirect_;
   uint32_t group_[3];
   std::atomic<bool> pin_{false};
 };
@@ -902,6 +905,20 @@ ze_result_t capture_launch(ze_kernel_handle_t hKernel, const ze_group_count_t& g
   if (r != ZE_RESULT_SUCCESS) return r;
   try {
     out->reset(new Launch(k, groups));
+  } catch (const std::bad_alloc&) {
+    return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t capture_launch_indirect(ze_kernel_handle_t hKernel, const ze_group_count_t* groups,
+                                    std::unique_ptr<LaunchCommand>* out) {
+  if (!groups || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  std::unique_ptr<LaunchCommand> direct;
+  ze_result_t r = capture_launch(hKernel, ze_group_count_t{1, 1, 1}, &direct);  // the same checks
+  if (r != ZE_RESULT_SUCCESS) return r;
+  try {
+    out->reset(new Launch(to_kernel(hKernel), ze_group_count_t{0, 0, 0}, groups));
   } catch (const std::bad_alloc&) {
     return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   }
