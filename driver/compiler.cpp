@@ -880,11 +880,311 @@ std::unique_ptr<llvm::Module> parse_native(llvm::LLVMContext& ctx, const uint8_t
   return std::move(*parsed);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Sub-group and work-group builtins. PoCL 3.1's kernel library has none of them (get_sub_group_size,
+// sub_group_reduce_add, work_group_reduce_add, work_group_broadcast ... are all missing), while the
+// Level Zero SPIR-V environment requires the Groups capability. So zex-cpu defines the ones a module
+// calls, before inlining:
+//  - sub-groups have one work-item (PoCL runs a group's work-items one after the other; the device
+//    reports sub-group size 1): a reduction or inclusive scan is the value itself, an exclusive scan
+//    the operation's identity, a broadcast the value, get_sub_group_id the local linear id;
+//  - work-group collectives go through local memory between barriers (which PoCL supports in
+//    kernels): every work-item stores its value in a slot of a module-wide __local array, then the
+//    first work-item reduces (or each one scans its prefix) and a result slot is shared.
+
+// A parsed OpenCL builtin name: _Z<len><name><parameter codes>.
+struct Mangled {
+  std::string name, params;
+};
+bool demangle_simple(llvm::StringRef n, Mangled* out) {
+  if (!n.startswith("_Z")) return false;
+  size_t i = 2, len = 0;
+  while (i < n.size() && isdigit(static_cast<unsigned char>(n[i]))) len = len * 10 + (n[i++] - '0');
+  if (len == 0 || i + len > n.size()) return false;
+  out->name = n.substr(i, len).str();
+  out->params = n.substr(i + len).str();
+  return true;
+}
+
+bool define_group_builtins(llvm::Module& m, size_t max_group, std::string* err) {
+  using namespace llvm;
+  LLVMContext& ctx = m.getContext();
+  Type* i32 = Type::getInt32Ty(ctx);
+  Type* i64 = Type::getInt64Ty(ctx);
+  Type* void_ty = Type::getVoidTy(ctx);
+  auto builtin = [&](const char* name, Type* ret, ArrayRef<Type*> params, bool convergent) {
+    FunctionCallee c = m.getOrInsertFunction(name, FunctionType::get(ret, params, false));
+    if (auto* f = dyn_cast<Function>(c.getCallee())) {
+      f->setCallingConv(CallingConv::SPIR_FUNC);
+      f->addFnAttr(Attribute::NoUnwind);
+      if (convergent) f->addFnAttr(Attribute::Convergent);
+    }
+    return c;
+  };
+  auto call = [](IRBuilder<>& ir, FunctionCallee c, ArrayRef<Value*> args) {
+    CallInst* ci = ir.CreateCall(c, args);
+    ci->setCallingConv(CallingConv::SPIR_FUNC);
+    return ci;
+  };
+  auto local_linear_id = [&](IRBuilder<>& ir) {
+    return call(ir, builtin("_Z19get_local_linear_idv", i64, {}, false), {});
+  };
+  auto local_size = [&](IRBuilder<>& ir, unsigned d) {
+    return call(ir, builtin("_Z14get_local_sizej", i64, {i32}, false), {ConstantInt::get(i32, d)});
+  };
+  auto group_items = [&](IRBuilder<>& ir) {
+    return ir.CreateMul(ir.CreateMul(local_size(ir, 0), local_size(ir, 1)), local_size(ir, 2));
+  };
+  auto barrier = [&](IRBuilder<>& ir) {
+    CallInst* c = call(ir, builtin("_Z7barrierj", void_ty, {i32}, true), {ConstantInt::get(i32, 1)});
+    c->addFnAttr(Attribute::Convergent);
+  };
+  GlobalVariable* scratch = nullptr;
+  GlobalVariable* result = nullptr;
+  auto slots = [&]() {
+    if (!scratch) {
+      auto* arr = ArrayType::get(i64, max_group);
+      scratch = new GlobalVariable(m, arr, false, GlobalValue::InternalLinkage, UndefValue::get(arr),
+                                   "__zexcpu_group_scratch", nullptr, GlobalValue::NotThreadLocal, kLocalAS);
+      scratch->setAlignment(Align(8));
+      result = new GlobalVariable(m, i64, false, GlobalValue::InternalLinkage, UndefValue::get(i64),
+                                  "__zexcpu_group_result", nullptr, GlobalValue::NotThreadLocal, kLocalAS);
+      result->setAlignment(Align(8));
+    }
+  };
+  auto slot = [&](IRBuilder<>& ir, Value* index, Type* t) {
+    Value* p = ir.CreateInBoundsGEP(scratch->getValueType(), scratch, {ConstantInt::get(i64, 0), index});
+    return ir.CreateBitCast(p, PointerType::get(t, kLocalAS));
+  };
+  auto result_slot = [&](IRBuilder<>& ir, Type* t) { return ir.CreateBitCast(result, PointerType::get(t, kLocalAS)); };
+
+  enum class Op { Add, Min, Max, And, Or };
+  auto combine = [&](IRBuilder<>& ir, Op op, Value* a, Value* b, bool is_signed) -> Value* {
+    Type* t = a->getType();
+    bool fp = t->isFloatingPointTy();
+    switch (op) {
+      case Op::Add: return fp ? ir.CreateFAdd(a, b) : ir.CreateAdd(a, b);
+      case Op::Min:
+        if (fp) return ir.CreateMinNum(a, b);
+        return ir.CreateSelect(is_signed ? ir.CreateICmpSLT(a, b) : ir.CreateICmpULT(a, b), a, b);
+      case Op::Max:
+        if (fp) return ir.CreateMaxNum(a, b);
+        return ir.CreateSelect(is_signed ? ir.CreateICmpSGT(a, b) : ir.CreateICmpUGT(a, b), a, b);
+      case Op::And: return ir.CreateAnd(a, b);
+      case Op::Or: return ir.CreateOr(a, b);
+    }
+    return a;
+  };
+  auto identity = [&](Op op, Type* t, bool is_signed) -> Constant* {
+    if (t->isFloatingPointTy()) {
+      const fltSemantics& sem = t->getFltSemantics();
+      if (op == Op::Add) return ConstantFP::get(t, 0.0);
+      return ConstantFP::get(t, APFloat::getInf(sem, /*Negative=*/op == Op::Max));
+    }
+    unsigned bits = t->getIntegerBitWidth();
+    switch (op) {
+      case Op::Add:
+      case Op::Or: return ConstantInt::get(t, 0);
+      case Op::And: return ConstantInt::get(t, 1);
+      case Op::Min: return ConstantInt::get(t, is_signed ? APInt::getSignedMaxValue(bits) : APInt::getMaxValue(bits));
+      case Op::Max: return ConstantInt::get(t, is_signed ? APInt::getSignedMinValue(bits) : APInt::getMinValue(bits));
+    }
+    return ConstantInt::get(t, 0);
+  };
+  // for (i = from; i < to; ++i) acc = combine(acc, scratch[i]); returns the final acc.
+  auto fold = [&](IRBuilder<>& ir, Function* f, Op op, Value* init, Value* from, Value* to, bool is_signed) {
+    BasicBlock* pre = ir.GetInsertBlock();
+    BasicBlock* head = BasicBlock::Create(ctx, "fold", f);
+    BasicBlock* body = BasicBlock::Create(ctx, "fold.body", f);
+    BasicBlock* done = BasicBlock::Create(ctx, "fold.done", f);
+    ir.CreateBr(head);
+    ir.SetInsertPoint(head);
+    PHINode* i = ir.CreatePHI(i64, 2);
+    PHINode* acc = ir.CreatePHI(init->getType(), 2);
+    i->addIncoming(from, pre);
+    acc->addIncoming(init, pre);
+    ir.CreateCondBr(ir.CreateICmpULT(i, to), body, done);
+    ir.SetInsertPoint(body);
+    Value* v = ir.CreateLoad(init->getType(), slot(ir, i, init->getType()));
+    Value* next = combine(ir, op, acc, v, is_signed);
+    i->addIncoming(ir.CreateAdd(i, ConstantInt::get(i64, 1)), body);
+    acc->addIncoming(next, body);
+    ir.CreateBr(head);
+    ir.SetInsertPoint(done);
+    return static_cast<Value*>(acc);
+  };
+
+  std::vector<Function*> todo;
+  for (Function& f : m)
+    if (f.isDeclaration() && !f.use_empty()) todo.push_back(&f);
+  for (Function* f : todo) {
+    Mangled mn;
+    if (!demangle_simple(f->getName(), &mn)) continue;
+    const std::string& n = mn.name;
+    bool sub = n.rfind("sub_group_", 0) == 0 || n == "get_sub_group_size" || n == "get_max_sub_group_size" ||
+               n == "get_num_sub_groups" || n == "get_enqueued_num_sub_groups" || n == "get_sub_group_id" ||
+               n == "get_sub_group_local_id";
+    bool work = n.rfind("work_group_", 0) == 0 && n != "work_group_barrier";
+    if (!sub && !work) continue;
+    if (n == "sub_group_barrier") {
+      // One work-item per sub-group: only the memory ordering remains.
+      f->setLinkage(GlobalValue::InternalLinkage);
+      IRBuilder<> ir(BasicBlock::Create(ctx, "entry", f));
+      ir.CreateFence(AtomicOrdering::SequentiallyConsistent);
+      ir.CreateRetVoid();
+      continue;
+    }
+    Type* ret = f->getReturnType();
+    bool is_signed = !mn.params.empty() && (mn.params[0] == 'i' || mn.params[0] == 'l' || mn.params[0] == 'c' ||
+                                            mn.params[0] == 's');
+    Op op = Op::Add;
+    if (n.find("_min") != std::string::npos) op = Op::Min;
+    if (n.find("_max") != std::string::npos) op = Op::Max;
+    bool all = n == "sub_group_all" || n == "work_group_all";
+    bool any = n == "sub_group_any" || n == "work_group_any";
+    if (all) op = Op::And;
+    if (any) op = Op::Or;
+    bool reduce = n.find("_reduce_") != std::string::npos || all || any;
+    bool scan_incl = n.find("_scan_inclusive_") != std::string::npos;
+    bool scan_excl = n.find("_scan_exclusive_") != std::string::npos;
+    bool broadcast = n == "sub_group_broadcast" || n == "work_group_broadcast";
+    bool known = reduce || scan_incl || scan_excl || broadcast || !work;
+    if (!known || (ret->isVoidTy() && n != "sub_group_barrier")) {
+      *err = "the builtin " + n + " is not available on zex-cpu (PoCL 3.1 has no sub-group or work-group functions "
+             "beyond the ones zex-cpu supplies)";
+      return false;
+    }
+    f->setLinkage(GlobalValue::InternalLinkage);
+    IRBuilder<> ir(BasicBlock::Create(ctx, "entry", f));
+    Value* x = f->arg_size() ? f->getArg(0) : nullptr;
+    auto as_flag = [&](IRBuilder<>& b, Value* v) { return b.CreateZExt(b.CreateICmpNE(v, ConstantInt::get(v->getType(), 0)), ret); };
+    if (sub) {
+      if (n == "get_sub_group_size" || n == "get_max_sub_group_size") {
+        ir.CreateRet(ConstantInt::get(ret, 1));
+      } else if (n == "get_num_sub_groups" || n == "get_enqueued_num_sub_groups") {
+        ir.CreateRet(ir.CreateTrunc(group_items(ir), ret));
+      } else if (n == "get_sub_group_id") {
+        ir.CreateRet(ir.CreateTrunc(local_linear_id(ir), ret));
+      } else if (n == "get_sub_group_local_id") {
+        ir.CreateRet(ConstantInt::get(ret, 0));
+      } else if (!x) {
+        *err = "the builtin " + n + " is not available on zex-cpu";
+        return false;
+      } else if (all || any) {
+        ir.CreateRet(as_flag(ir, x));
+      } else if (scan_excl) {
+        ir.CreateRet(identity(op, ret, is_signed));
+      } else {
+        ir.CreateRet(x);  // reduce, inclusive scan, broadcast, shuffles of a one-item sub-group
+      }
+      continue;
+    }
+    // Work-group collectives.
+    slots();
+    Value* lid = local_linear_id(ir);
+    Type* t = (all || any) ? ret : x->getType();
+    Value* v = (all || any) ? as_flag(ir, x) : x;
+    if (broadcast) {
+      // work_group_broadcast(x, local_id_x [, local_id_y [, local_id_z]])
+      Value* target = ir.CreateZExtOrTrunc(f->getArg(1), i64);
+      if (f->arg_size() >= 3)
+        target = ir.CreateAdd(target, ir.CreateMul(ir.CreateZExtOrTrunc(f->getArg(2), i64), local_size(ir, 0)));
+      if (f->arg_size() >= 4)
+        target = ir.CreateAdd(target, ir.CreateMul(ir.CreateZExtOrTrunc(f->getArg(3), i64),
+                                                   ir.CreateMul(local_size(ir, 0), local_size(ir, 1))));
+      BasicBlock* write = BasicBlock::Create(ctx, "write", f);
+      BasicBlock* join = BasicBlock::Create(ctx, "join", f);
+      ir.CreateCondBr(ir.CreateICmpEQ(lid, target), write, join);
+      ir.SetInsertPoint(write);
+      ir.CreateStore(x, result_slot(ir, t));
+      ir.CreateBr(join);
+      ir.SetInsertPoint(join);
+      barrier(ir);
+      Value* r = ir.CreateLoad(t, result_slot(ir, t));
+      barrier(ir);
+      ir.CreateRet(r);
+      continue;
+    }
+    ir.CreateStore(v, slot(ir, lid, t));
+    barrier(ir);
+    if (reduce) {
+      BasicBlock* first = BasicBlock::Create(ctx, "first", f);
+      BasicBlock* join = BasicBlock::Create(ctx, "join", f);
+      ir.CreateCondBr(ir.CreateICmpEQ(lid, ConstantInt::get(i64, 0)), first, join);
+      ir.SetInsertPoint(first);
+      Value* acc = fold(ir, f, op, v, ConstantInt::get(i64, 1), group_items(ir), is_signed);
+      ir.CreateStore(acc, result_slot(ir, t));
+      ir.CreateBr(join);
+      ir.SetInsertPoint(join);
+      barrier(ir);
+      Value* r = ir.CreateLoad(t, result_slot(ir, t));
+      barrier(ir);
+      ir.CreateRet(r);
+    } else {
+      Value* to = scan_incl ? ir.CreateAdd(lid, ConstantInt::get(i64, 1)) : lid;
+      Value* acc = fold(ir, f, op, identity(op, t, is_signed), ConstantInt::get(i64, 0), to, is_signed);
+      barrier(ir);
+      ir.CreateRet(acc);
+    }
+  }
+  return true;
+}
+
+// Calls of a builtin's generic-pointer overload (mangled PU3AS4) become calls of its __global overload
+// (PU3AS1), the pointers cast. Returns false if nothing could be changed.
+bool use_global_overload(llvm::Module& m, llvm::Function* f) {
+  using namespace llvm;
+  std::string name = f->getName().str();
+  for (size_t at = name.find("PU3AS4"); at != std::string::npos; at = name.find("PU3AS4", at + 1)) name[at + 5] = '1';
+  if (name == f->getName()) return false;
+  std::vector<Type*> params;
+  bool changed = false;
+  for (Type* t : f->getFunctionType()->params()) {
+    auto* pt = dyn_cast<PointerType>(t);
+    if (pt && pt->getAddressSpace() == 4 && !pt->isOpaque()) {
+      params.push_back(PointerType::get(pt->getNonOpaquePointerElementType(), kGlobalAS));
+      changed = true;
+    } else {
+      params.push_back(t);
+    }
+  }
+  if (!changed) return false;
+  FunctionType* fty = FunctionType::get(f->getReturnType(), params, false);
+  FunctionCallee target = m.getOrInsertFunction(name, fty, f->getAttributes());
+  if (auto* nf = dyn_cast<Function>(target.getCallee())) nf->setCallingConv(f->getCallingConv());
+  std::vector<CallInst*> calls;
+  for (User* u : f->users())
+    if (auto* ci = dyn_cast<CallInst>(u))
+      if (ci->getCalledFunction() == f) calls.push_back(ci);
+  for (CallInst* ci : calls) {
+    IRBuilder<> ir(ci);
+    std::vector<Value*> args;
+    for (unsigned i = 0; i < ci->arg_size(); ++i) {
+      Value* a = ci->getArgOperand(i);
+      args.push_back(a->getType() == params[i] ? a : ir.CreateAddrSpaceCast(a, params[i]));
+    }
+    CallInst* nc = ir.CreateCall(target, args);
+    nc->setCallingConv(ci->getCallingConv());
+    nc->setAttributes(ci->getAttributes());
+    ci->replaceAllUsesWith(nc);
+    ci->eraseFromParent();
+  }
+  if (f->use_empty()) f->eraseFromParent();
+  return true;
+}
+
 // The second half of every build: inline, give program-scope variables their storage, hand the bitcode
 // to PoCL. `shared` maps names of variables that another (linked) module owns to that module's storage.
 ze_result_t build_for_pocl(llvm::LLVMContext& ctx, llvm::Module& mod, const char* build_flags,
                            const std::map<std::string, void*>& shared, cl_context context, cl_device_id device,
                            CompiledProgram* out) {
+  size_t max_group = 4096;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, nullptr);
+  std::string group_err;
+  if (!define_group_builtins(mod, max_group, &group_err)) {
+    out->log += group_err;
+    return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+  }
   std::string inline_err;
   if (!inline_everything(mod, &inline_err)) {
     out->log += inline_err;
@@ -994,15 +1294,22 @@ ze_result_t build_for_pocl(llvm::LLVMContext& ctx, llvm::Module& mod, const char
       return ZE_RESULT_SUCCESS;
     }
     clReleaseProgram(prog);
-    // Builtins missing under their standard name: retry with PoCL's internal names.
+    // Builtins missing under their standard name: retry with the __global overload of a generic-pointer
+    // builtin (PoCL 3.1 has almost no generic-address-space overloads; on the CPU every address space
+    // is the same memory), or with PoCL's internal "_cl_" name.
     bool renamed = false;
-    if (attempt < 2) {
+    if (attempt < 3) {
       const std::string key = "Cannot find symbol ";
       for (size_t at = pocl_log.find(key); at != std::string::npos; at = pocl_log.find(key, at + 1)) {
         size_t b0 = at + key.size(), e0 = pocl_log.find_first_of(" \n", b0);
         std::string sym = pocl_log.substr(b0, e0 == std::string::npos ? std::string::npos : e0 - b0);
-        if (llvm::Function* f = mod.getFunction(sym))
-          if (f->isDeclaration() && use_pocl_name(f)) renamed = true;
+        llvm::Function* f = mod.getFunction(sym);
+        if (!f || !f->isDeclaration()) continue;
+        if (sym.find("PU3AS4") != std::string::npos) {
+          if (use_global_overload(mod, f)) renamed = true;
+        } else if (sym.find("_cl_") == std::string::npos && use_pocl_name(f)) {
+          renamed = true;
+        }
       }
     }
     if (renamed) continue;
