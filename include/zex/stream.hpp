@@ -163,8 +163,9 @@ inline int default_debug_level() {
 ///
 /// Waiting: Debian's Level Zero loader implements API 1.4, which has no
 /// zeCommandListHostSynchronize. So each launch signals one of the stream's events (a ring of
-/// kEvents in the stream's own event pool) as part of its one appended command, and synchronize()
-/// waits on the last launch's event: still one host wait and no append.
+/// kEvents in the stream's own event pool) and waits for the previous launch's event, both as part
+/// of its one appended command; synchronize() waits on the newest event: still one host wait and no
+/// append, and the launches run in order whatever the driver's default for immediate lists.
 class Stream {
  public:
   /// Creates the command list and event pool on `dev` and takes a slot from the device's slab
@@ -209,7 +210,8 @@ class Stream {
     detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, *ks.name);
     const ze_group_count_t groups{cfg.groups.x, cfg.groups.y, cfg.groups.z};
     ze_event_handle_t ev = s.next_event();
-    ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, ev, 0, nullptr);
+    ze_event_handle_t prev = s.previous_event();
+    ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, ev, prev ? 1 : 0, prev ? &prev : nullptr);
     if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) throw_launch_error(r, *ks.name);
     ++s.seq;
     ++s.next_id;
@@ -318,37 +320,35 @@ class Stream {
       if (idle) pool->release(slot);
     }
 
-    // The event for the next signaling command. With kEvents signals already pending, waits for
-    // the oldest first so that its event can be reused.
+    // The event for the next signaling command. With kEvents signals pending, first waits for all
+    // of them: an event may be reset only once the command that waits for it has run.
     ze_event_handle_t next_event() {
+      if (__builtin_expect(seq - done >= kEvents, 0)) wait_all();
       ze_event_handle_t& e = events[seq % kEvents];
       if (__builtin_expect(e == nullptr, 0)) {
         ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, static_cast<uint32_t>(seq % kEvents),
                            ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
         check(zeEventCreate(event_pool, &ed, &e), "zeEventCreate", "creating a zex::Stream's event");
-      } else if (__builtin_expect(seq - done >= kEvents, 0)) {
-        check(zeEventHostSynchronize(e, UINT64_MAX), "zeEventHostSynchronize",
-              "waiting for a zex::Stream's oldest launch to reuse its event");
-        check(zeEventHostReset(e), "zeEventHostReset", "resetting a zex::Stream's event");
-        ++done;
       }
       return e;
     }
 
-    // Waits for every pending signal: one host wait on the newest (the list runs in order), then
-    // the older ones are only queried (and waited for if a driver ran them out of order) and reset.
+    // The newest pending signal, which the next command waits for (chaining the stream in order), or
+    // nullptr when everything has been waited for.
+    ze_event_handle_t previous_event() const noexcept {
+      return seq != done ? events[(seq - 1) % kEvents] : nullptr;
+    }
+
+    // Waits for every pending signal: one host wait on the newest. Each command waited for the one
+    // before it, so the newest's completion means all have run (and observed their waits), and every
+    // pending event can be reset.
     void wait_all() {
       ze_event_handle_t last = events[(seq - 1) % kEvents];
       ze_result_t r = zeEventHostSynchronize(last, UINT64_MAX);
       if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0))
         detail::throw_ze_error(r, "zeEventHostSynchronize", "waiting for a zex::Stream");
-      for (uint64_t q = done; q + 1 < seq; ++q) {
-        ze_event_handle_t e = events[q % kEvents];
-        if (zeEventQueryStatus(e) != ZE_RESULT_SUCCESS)
-          check(zeEventHostSynchronize(e, UINT64_MAX), "zeEventHostSynchronize", "waiting for a zex::Stream");
-        check(zeEventHostReset(e), "zeEventHostReset", "resetting a zex::Stream's event");
-      }
-      check(zeEventHostReset(last), "zeEventHostReset", "resetting a zex::Stream's event");
+      for (uint64_t q = done; q < seq; ++q)
+        check(zeEventHostReset(events[q % kEvents]), "zeEventHostReset", "resetting a zex::Stream's event");
       done = seq;
     }
 
