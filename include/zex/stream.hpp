@@ -231,6 +231,19 @@ class Stream {
     if (__builtin_expect(SlabPool::thrown(s.slot), 0)) s.raise();
   }
 
+  /// True if every launch so far has finished: one zeEventQueryStatus on the newest launch's event,
+  /// no wait. It does not look for exceptions; synchronize() does (and then returns at once).
+  /// @throws ZeError if the query fails
+  bool ready() const {
+    const Impl& s = live();
+    ze_event_handle_t e = s.previous_event();
+    if (!e) return true;
+    ze_result_t r = zeEventQueryStatus(e);
+    if (r == ZE_RESULT_NOT_READY) return false;
+    check(r, "zeEventQueryStatus", "polling a zex::Stream");
+    return true;
+  }
+
   /// The raw command list (an immediate list), for interop. Work you append to it yourself is
   /// ordered with the stream's launches; synchronize() waits only for the stream's own launches,
   /// so wait for your work with your own event.
