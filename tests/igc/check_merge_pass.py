@@ -8,7 +8,7 @@ tests/igc/kernels/abi_calls.cl:
   - gather17 goes from 17 zex_report_exception calls to 1, and the lines its report_frame receives
     (through the new OpPhi) are exactly the 17 lines of the source's checks;
   - a module with one site (vadd) comes out byte-identical; running the pass twice changes nothing;
-  - with --cxx <merge_throw_sites_cli>, the C++ port (bench/igc/merge_throw_sites.hpp) gives the same
+  - with --cxx <merge_throw_sites_cli>, the C++ port (src/merge_throw_sites.hpp) gives the same
     bytes as the Python prototype on every module.
 No Intel compiler needed: SPIR-V only.
 """

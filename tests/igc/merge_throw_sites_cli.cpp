@@ -1,4 +1,4 @@
-// merge_throw_sites_cli in.spv out.spv: runs the C++ port (bench/igc/merge_throw_sites.hpp), so that
+// merge_throw_sites_cli in.spv out.spv: runs the C++ port (src/merge_throw_sites.hpp), so that
 // tests/igc/check_merge_pass.py can compare it byte for byte with the Python prototype.
 #include <cstdio>
 #include <fstream>

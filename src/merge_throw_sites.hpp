@@ -1,4 +1,4 @@
-// merge_throw_sites: C++17 port of bench/igc/merge_throw_sites.py, ready to be called by zex::Module's
+// merge_throw_sites: C++17 port of bench/igc/merge_throw_sites.py, called by zex::Module's
 // link step (src/spirv.cpp) on the user module before spvtools::Link. Header-only, no dependency: it
 // works on SPIR-V words, like detail::merge_duplicate_builtins. tests/igc checks that it produces the
 // same bytes as the Python prototype on every test kernel, and bench/igc measures what it buys on
@@ -11,8 +11,8 @@
 // each one. Regions with the same calls and the same exit become one region whose differing call
 // operands come from OpPhi over the sites' predecessors. Calls, order and per-site arguments are kept,
 // so the report is the same; only the code is shared. Anything unrecognised is left alone.
-#ifndef ZEX_BENCH_MERGE_THROW_SITES_HPP
-#define ZEX_BENCH_MERGE_THROW_SITES_HPP
+#ifndef ZEX_SRC_MERGE_THROW_SITES_HPP
+#define ZEX_SRC_MERGE_THROW_SITES_HPP
 
 #include <algorithm>
 #include <cstdint>
@@ -469,4 +469,4 @@ inline std::vector<uint32_t> merge_throw_sites(const std::vector<uint32_t>& word
 
 }  // namespace zex_mts
 
-#endif  // ZEX_BENCH_MERGE_THROW_SITES_HPP
+#endif  // ZEX_SRC_MERGE_THROW_SITES_HPP
