@@ -235,3 +235,48 @@ TEST(Kernel, OutlivesItsModuleObject) {
   s.launch(k, zex_test::cfg1d(2, 1));
   s.synchronize();
 }
+
+namespace {
+// Number of OpFunctionCall instructions in `w` whose callee is named `callee` (OpName).
+size_t calls_to(const std::vector<uint32_t>& w, const std::string& callee) {
+  std::vector<uint32_t> ids;
+  for (size_t i = 5; i < w.size() && (w[i] >> 16) > 0; i += w[i] >> 16)
+    if ((w[i] & 0xffff) == 5 /* OpName */ && callee == reinterpret_cast<const char*>(&w[i + 2])) ids.push_back(w[i + 1]);
+  size_t n = 0;
+  for (size_t i = 5; i < w.size() && (w[i] >> 16) > 0; i += w[i] >> 16)
+    if ((w[i] & 0xffff) == 57 /* OpFunctionCall */ && std::count(ids.begin(), ids.end(), w[i + 3])) ++n;
+  return n;
+}
+}  // namespace
+
+// zex::Module gives each kernel one shared throw block (Intel's compiler would otherwise inline the
+// cold path once per site: docs/benchmarks-igc.md), and the report still names the site that threw.
+TEST(Module, MergedThrowSitesStillReportTheFailingSite) {
+  auto& e = env();
+  const auto bytes = zex_test::read_file(zex_test::kernel_spv());
+  const auto user = zex::detail::spirv_words(bytes.data(), bytes.size());
+  const size_t before = calls_to(user, "zex_report_exception");
+  ASSERT_GE(before, 2u);
+  EXPECT_LT(calls_to(e.mod.spirv(), "zex_report_exception"), before);
+
+  zex::Kernel k = e.mod.kernel("two_sites");
+  zex::Stream s(e.dev);
+  zex_test::Usm<int> out(64);
+  zex::LaunchConfig cfg;
+  cfg.groups = {1, 1, 1};
+  cfg.group_size = {64, 1, 1};
+  cfg.debug_level = 2;
+  struct Case { uint32_t n, m; const char* name; const char* reason; const char* marker; };
+  for (const Case& c : {Case{10, 64, "BoundsError", "first check", "two_sites_a"},
+                        Case{64, 20, "DomainError", "second check", "two_sites_b"}}) {
+    s.launch(k, cfg, out.get(), c.n, c.m);
+    auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+    EXPECT_EQ(ex.name(), c.name);
+    EXPECT_EQ(ex.reason(), c.reason);
+    ASSERT_EQ(ex.frames().size(), 1u);
+    EXPECT_EQ(ex.frames()[0].function, "two_sites");
+    EXPECT_EQ(ex.frames()[0].line, zex_test::line_of(c.marker));
+  }
+  s.launch(k, cfg, out.get(), 64u, 64u);
+  EXPECT_NO_THROW(s.synchronize());
+}

@@ -41,3 +41,12 @@ __kernel void group_sum(__global const float* in, __global float* out, __local f
 __kernel void throw_odd_name(zex_state_t zex) {
   if (get_global_id(0) == 0) ZEX_THROW(zex, "Bad\tName\x01", "reason with a newline\n");
 }
+
+// Two throw sites in one kernel, with different reasons: zex::Module merges their cold paths into one
+// block (src/merge_throw_sites.hpp); the report must still be the failing site's.
+__kernel void two_sites(__global int* out, uint n, uint m, zex_state_t zex) {
+  size_t i = get_global_id(0);
+  if (i >= n) ZEX_THROW(zex, "BoundsError", "first check");  // LINE:two_sites_a
+  if (i >= m) ZEX_THROW(zex, "DomainError", "second check");  // LINE:two_sites_b
+  out[i] = 1;
+}
