@@ -335,7 +335,7 @@ void BM_SyncToCatch_Zex(benchmark::State& state) {
 // ratios of medians. Names lose their "/real_time" and "/manual_time" suffixes.
 class Collector : public benchmark::ConsoleReporter {
  public:
-  // Colors only on a terminal, so that logs and RESULTS.md stay plain text.
+  // Colors only on a terminal, so that logs and docs/benchmarks.md stay plain text.
   Collector() : ConsoleReporter(isatty(1) ? OO_Defaults : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& r : runs) {
