@@ -9,7 +9,7 @@ PKGS=(
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers llvm-15-dev libllvmspirvlib-15-dev
   intel-opencl-icd
   googletest libgtest-dev libbenchmark-dev
-  gnuplot-nox
+  gnuplot-nox fonts-liberation
 )
 missing=()
 for p in "${PKGS[@]}"; do
