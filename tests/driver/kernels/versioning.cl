@@ -1,0 +1,47 @@
+/* Bounds checks that zex-cpu versions per work-group (docs/cpu-driver-compiler.md, step 7): the driver
+   recognises a throw by a call to `zex_report_exception` (the zex device library's entry point). This
+   stand-in records which work-items threw; the body records which ones ran. Each work-item's fate must be
+   the same as without the transform. */
+__attribute__((noinline)) int zex_report_exception(__global uint* mark, uint gid) {
+  mark[gid] = 2u;
+  return 1;
+}
+#define CHECK(cond, mark, g)                     \
+  if (__builtin_expect(!(cond), 0)) {            \
+    zex_report_exception((mark), (uint)(g));     \
+    return;                                      \
+  }
+
+__kernel void plus_one(__global uint* mark, uint n) {
+  size_t i = get_global_id(0);
+  CHECK(i + 1 < n, mark, i);
+  mark[i] = 1u;
+}
+
+__kernel void signed_int(__global uint* mark, int n) {
+  int i = (int)get_global_id(0);
+  CHECK(i < n, mark, i);
+  mark[i] = 1u;
+}
+
+/* j wraps inside group 0: its first and last work-items pass, the ones in the middle do not. */
+__kernel void wraps(__global uint* mark, uint n) {
+  size_t i = get_global_id(0);
+  uint j = (uint)i + 0xFFFFFF80u;
+  CHECK(j < n, mark, i);
+  mark[i] = 1u;
+}
+
+__kernel void two_checks(__global uint* mark, uint lo, uint hi) {
+  size_t i = get_global_id(0);
+  CHECK(i >= lo, mark, i);
+  CHECK(i < hi, mark, i);
+  mark[i] = 1u;
+}
+
+/* Not an affine check on the global id: left alone. */
+__kernel void loaded(__global uint* mark, __global const uint* idx, uint n) {
+  size_t i = get_global_id(0);
+  CHECK(idx[i] < n, mark, i);
+  mark[i] = 1u;
+}
