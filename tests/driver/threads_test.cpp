@@ -4,33 +4,69 @@
 #include <algorithm>
 #include <thread>
 
-using Threads = L0Test;
-
 namespace {
 constexpr int kThreads = 8;
 constexpr int kLaunches = 40;
 constexpr uint32_t kItems = 4096;
+
+// Records a thread's first failing Level Zero result; each thread writes only its own slot.
+class FirstError {
+ public:
+  explicit FirstError(ze_result_t* slot) : slot_(slot) {}
+  bool operator()(ze_result_t r) const {
+    if (r != ZE_RESULT_SUCCESS && *slot_ == ZE_RESULT_SUCCESS) *slot_ = r;
+    return r == ZE_RESULT_SUCCESS;
+  }
+
+ private:
+  ze_result_t* slot_;
+};
+
+// Runs body(t, check) on n threads at once and returns each thread's first failing result.
+template <class Body>
+std::vector<ze_result_t> run_threads(int n, Body body) {
+  std::vector<ze_result_t> first_error(n, ZE_RESULT_SUCCESS);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t) threads.emplace_back([&, t] { body(t, FirstError(&first_error[t])); });
+  for (auto& th : threads) th.join();
+  return first_error;
+}
 }  // namespace
+
+class Threads : public L0Test {
+ protected:
+  // One zero-filled shared buffer of kItems ints per thread.
+  std::vector<int*> zeroed_buffers() {
+    std::vector<int*> bufs;
+    for (int t = 0; t < kThreads; ++t) {
+      auto* p = static_cast<int*>(alloc_shared(kItems * sizeof(int)));
+      if (p == nullptr) break;
+      std::fill(p, p + kItems, 0);
+      bufs.push_back(p);
+    }
+    return bufs;
+  }
+
+  // Every thread succeeded, and every element of thread t's buffer equals want(t).
+  template <class Want>
+  static void expect_sums(const std::vector<ze_result_t>& first_error, const std::vector<int*>& bufs, Want want) {
+    for (int t = 0; t < kThreads; ++t) {
+      EXPECT_ZE(ZE_RESULT_SUCCESS, first_error[t]) << "thread " << t;
+      const int w = want(t);
+      uint32_t bad = 0;
+      for (uint32_t i = 0; i < kItems; ++i) bad += bufs[t][i] != w;
+      EXPECT_EQ(bad, 0u) << "thread " << t << " element 0 = " << bufs[t][0] << ", expected " << w;
+    }
+  }
+};
 
 TEST_F(Threads, EightThreadsFortyLaunchesOnImmediateLists) {
   ze_module_handle_t m = module("basic");
   ASSERT_NE(m, nullptr);
-  std::vector<int*> bufs;
-  for (int t = 0; t < kThreads; ++t) {
-    auto* p = static_cast<int*>(alloc_shared(kItems * sizeof(int)));
-    ASSERT_NE(p, nullptr);
-    std::fill(p, p + kItems, 0);
-    bufs.push_back(p);
-  }
+  const std::vector<int*> bufs = zeroed_buffers();
+  ASSERT_EQ(bufs.size(), size_t(kThreads));
   const uint32_t ordinal = compute_ordinal();
-  std::vector<ze_result_t> first_error(kThreads, ZE_RESULT_SUCCESS);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      auto check = [&](ze_result_t r) {
-        if (r != ZE_RESULT_SUCCESS && first_error[t] == ZE_RESULT_SUCCESS) first_error[t] = r;
-        return r == ZE_RESULT_SUCCESS;
-      };
+  const auto first_error = run_threads(kThreads, [&](int t, const FirstError& check) {
       // Everything this thread touches is its own: the spec allows that concurrency.
       ze_kernel_desc_t kd = {ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "add_value"};
       ze_kernel_handle_t k = nullptr;
@@ -59,36 +95,17 @@ TEST_F(Threads, EightThreadsFortyLaunchesOnImmediateLists) {
       if (pool) zeEventPoolDestroy(pool);
       if (l) zeCommandListDestroy(l);
       zeKernelDestroy(k);
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_ZE(ZE_RESULT_SUCCESS, first_error[t]) << "thread " << t;
-    const int want = (t + 1) * (kLaunches / 2) * 3;
-    uint32_t bad = 0;
-    for (uint32_t i = 0; i < kItems; ++i) bad += bufs[t][i] != want;
-    EXPECT_EQ(bad, 0u) << "thread " << t << " element 0 = " << bufs[t][0] << ", expected " << want;
-  }
+  });
+  expect_sums(first_error, bufs, [](int t) { return (t + 1) * (kLaunches / 2) * 3; });
 }
 
 TEST_F(Threads, EightThreadsRegularListsOnOwnQueues) {
   ze_module_handle_t m = module("basic");
   ASSERT_NE(m, nullptr);
-  std::vector<int*> bufs;
-  for (int t = 0; t < kThreads; ++t) {
-    auto* p = static_cast<int*>(alloc_shared(kItems * sizeof(int)));
-    ASSERT_NE(p, nullptr);
-    std::fill(p, p + kItems, 0);
-    bufs.push_back(p);
-  }
+  const std::vector<int*> bufs = zeroed_buffers();
+  ASSERT_EQ(bufs.size(), size_t(kThreads));
   const uint32_t ordinal = compute_ordinal();
-  std::vector<ze_result_t> first_error(kThreads, ZE_RESULT_SUCCESS);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      auto check = [&](ze_result_t r) {
-        if (r != ZE_RESULT_SUCCESS && first_error[t] == ZE_RESULT_SUCCESS) first_error[t] = r;
-        return r == ZE_RESULT_SUCCESS;
-      };
+  const auto first_error = run_threads(kThreads, [&](int t, const FirstError& check) {
       ze_kernel_desc_t kd = {ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "add_value"};
       ze_kernel_handle_t k = nullptr;
       if (!check(zeKernelCreate(m, &kd, &k))) return;
@@ -110,28 +127,14 @@ TEST_F(Threads, EightThreadsRegularListsOnOwnQueues) {
       if (l) zeCommandListDestroy(l);
       if (q) zeCommandQueueDestroy(q);
       zeKernelDestroy(k);
-    });
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_ZE(ZE_RESULT_SUCCESS, first_error[t]) << "thread " << t;
-    const int want = (t + 1) * kLaunches;
-    uint32_t bad = 0;
-    for (uint32_t i = 0; i < kItems; ++i) bad += bufs[t][i] != want;
-    EXPECT_EQ(bad, 0u) << "thread " << t << " element 0 = " << bufs[t][0] << ", expected " << want;
-  }
+  });
+  expect_sums(first_error, bufs, [](int t) { return (t + 1) * kLaunches; });
 }
 
 TEST_F(Threads, ConcurrentAllocationsAndModuleBuilds) {
   std::vector<uint8_t> spv = zt::read_spirv("basic");
   ASSERT_FALSE(spv.empty());
-  std::vector<ze_result_t> first_error(4, ZE_RESULT_SUCCESS);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      auto check = [&](ze_result_t r) {
-        if (r != ZE_RESULT_SUCCESS && first_error[t] == ZE_RESULT_SUCCESS) first_error[t] = r;
-        return r == ZE_RESULT_SUCCESS;
-      };
+  const auto first_error = run_threads(4, [&](int, const FirstError& check) {
       ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
       for (int i = 0; i < 200; ++i) {
         void* p = nullptr;
@@ -145,7 +148,6 @@ TEST_F(Threads, ConcurrentAllocationsAndModuleBuilds) {
                              spv.data(), nullptr, nullptr};
       ze_module_handle_t mod = nullptr;
       if (check(zeModuleCreate(context, device, &md, &mod, nullptr))) check(zeModuleDestroy(mod));
-    });
-  for (auto& th : threads) th.join();
+  });
   for (int t = 0; t < 4; ++t) EXPECT_ZE(ZE_RESULT_SUCCESS, first_error[t]) << "thread " << t;
 }
