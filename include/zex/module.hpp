@@ -4,6 +4,7 @@
 
 #include <zex/abi.h>
 #include <zex/context.hpp>
+#include <zex/detail/spirv.hpp>
 #include <zex/error.hpp>
 
 #include <level_zero/ze_api.h>
@@ -20,24 +21,6 @@
 namespace zex {
 
 namespace detail {
-
-// Compiled parts (src/spirv.cpp, src/device_library.cpp): SPIRV-Tools and the embedded library.
-
-/// The words of a SPIR-V binary given as bytes (either endianness).
-/// @throws std::invalid_argument if the size is not a multiple of 4 or the magic number is wrong
-std::vector<uint32_t> spirv_words(const void* data, size_t size_bytes);
-/// Runs SPIRV-Tools' validator (OpenCL environment).
-/// @throws std::invalid_argument whose message holds the validator's diagnostic; `what` names the module
-void validate_spirv(const std::vector<uint32_t>& words, const char* what);
-/// Links `user` with the device library (user module first) into one module.
-/// @throws std::invalid_argument with the linker's diagnostic (e.g. an import nobody exports)
-std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user);
-/// The names of the module's kernels (OpEntryPoint Kernel).
-std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);
-/// The embedded device library (SPIR-V 1.4 words); empty if zex was built without it.
-const std::vector<uint32_t>& device_library();
-/// The same library as SPIR-V 1.3, for user modules of SPIR-V 1.0-1.3.
-const std::vector<uint32_t>& device_library_1_3();
 
 constexpr int kLevels = 3;
 
