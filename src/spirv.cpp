@@ -1,6 +1,6 @@
 // The compiled part of zex::Module: SPIR-V checks, validation and linking with SPIRV-Tools. Kept out
 // of the headers so that users of zex do not compile against SPIRV-Tools.
-#include <zex/module.hpp>
+#include <zex/detail/spirv.hpp>
 
 #include "merge_throw_sites.hpp"
 

@@ -1,6 +1,6 @@
-// The report decoder (include/zex/decoder.hpp) on hand-made hostile reports: every string address is
+// The report decoder (include/zex/detail/decoder.hpp) on hand-made hostile reports: every string address is
 // validated against a fake address space, reads are bounded, nothing is ever dereferenced.
-#include <zex/decoder.hpp>
+#include <zex/detail/decoder.hpp>
 
 #include <gtest/gtest.h>
 
@@ -222,4 +222,41 @@ TEST(Decoder, CorruptLevelFallsBackToTheLaunchLevel) {
   info = zex::detail::exception_info(zex::detail::decode_report(r, m), "k", "d", 2);
   EXPECT_EQ(info.debug_level, 0);
   EXPECT_EQ(info.name, "");
+}
+
+// docs/abi.md: a host must not interpret a report of a version it does not know. Nothing past the
+// version is read (no address is even looked up), and the exception says why.
+TEST(Decoder, UnknownAbiVersionIsNotInterpreted) {
+  for (uint32_t version : {0u, ZEX_ABI_VERSION + 1, 99u}) {
+    FakeMemory m;
+    m.add(0x1000, "BoundsError");
+    auto r = report();
+    r.abi_version = version;
+    r.name = 0x1000;
+    r.reason = 0x1000;
+    r.frame_count = 1;
+    r.frames[0] = {0x1000, 0x1000, 7, 0};
+    r.global_id[0] = 12;
+    auto d = zex::detail::decode_report(r, m);
+    EXPECT_EQ(m.range_calls, 0) << version;
+    EXPECT_TRUE(m.reads.empty()) << version;
+    EXPECT_EQ(d.abi_version, version);
+    EXPECT_EQ(d.launch_id, 5u);
+    auto info = zex::detail::exception_info(std::move(d), "vadd", "dev", 2);
+    EXPECT_EQ(info.abi_version, version);
+    EXPECT_EQ(info.name, "");
+    EXPECT_EQ(info.reason, "");
+    EXPECT_FALSE(info.global_id.has_value());
+    EXPECT_TRUE(info.frames.empty());
+    zex::KernelException ex(info);
+    EXPECT_EQ(ex.abi_version(), version);
+    const std::string what = ex.what();
+    EXPECT_EQ(what.rfind("KernelException: An exception was thrown in kernel 'vadd' on dev, but its report has "
+                         "ABI version " + std::to_string(version) + ", which this zex (ABI version " +
+                             std::to_string(ZEX_ABI_VERSION) + ") cannot read",
+                         0),
+              0u)
+        << what;
+    EXPECT_EQ(what.find("BoundsError"), std::string::npos) << what;
+  }
 }

@@ -2,6 +2,8 @@
 // kernel lookup, argument counts.
 #include "zex_fixture.hpp"
 
+#include <zex/detail/spirv.hpp>
+
 #include <algorithm>
 #include <cstring>
 #include <string>

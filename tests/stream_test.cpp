@@ -373,6 +373,28 @@ TEST(Stream, BadDebugLevelIsAClearError) {
   EXPECT_THROW(s.launch(noop, zero), std::invalid_argument);
 }
 
+TEST(Stream, ZeroGroupSizeOnAKernelsFirstLaunchIsRejected) {
+  // A kernel that was never launched remembers no group size: {0, 0, 0} must not pass as "unchanged".
+  auto& e = env();
+  zex::Kernel fresh = e.mod.kernel("noop");
+  zex::Stream s(e.dev);
+  zex::LaunchConfig cfg;
+  cfg.groups = {1, 1, 1};
+  cfg.group_size = {0, 0, 0};
+  cfg.debug_level = 1;
+  try {
+    s.launch(fresh, cfg);
+    FAIL() << "a zero group size was accepted";
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("group_size must be at least 1"), std::string::npos) << ex.what();
+  }
+  cfg.group_size = {1, 0, 1};
+  EXPECT_THROW(s.launch(fresh, cfg), std::invalid_argument);
+  cfg.group_size = {1, 1, 1};
+  EXPECT_NO_THROW(s.launch(fresh, cfg));
+  EXPECT_NO_THROW(s.synchronize());
+}
+
 TEST(Stream, ManyLaunchesBeforeOneSynchronize) {
   // More launches than the stream has events: launch() recycles the oldest.
   auto& e = env();

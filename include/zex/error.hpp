@@ -6,7 +6,6 @@
 
 #include <level_zero/ze_api.h>
 
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -19,43 +18,15 @@ inline const char* result_name(ze_result_t r) noexcept { return detail::result_n
 
 namespace detail {
 
-inline std::string result_spelling(ze_result_t r) {
-  char hex[32];
-  std::snprintf(hex, sizeof hex, "0x%x", static_cast<unsigned>(r));
-  const char* name = result_name(r);
-  return name ? std::string(name) + " (" + hex + ")" : std::string("ze_result_t ") + hex;
-}
+/// "ZE_RESULT_ERROR_DEVICE_LOST (0x70000001)", or "ze_result_t 0x..." for a value the table does
+/// not know.
+std::string result_spelling(ze_result_t r);
 
-// What a reader of the message should do next; specific where the result says enough.
-inline const char* result_advice(ze_result_t r) noexcept {
-  switch (r) {
-    case ZE_RESULT_ERROR_UNINITIALIZED:
-      return "Level Zero is not initialized: create a zex::Context first (it calls zeInit), or call "
-             "zeInit yourself before adopting your handles.";
-    case ZE_RESULT_ERROR_DEVICE_LOST:
-    case ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET:
-      return "The device was lost or reset: destroy this context's objects and create a new "
-             "zex::Context.";
-    case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
-      return "The host is out of memory: free memory or use fewer streams and modules.";
-    case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY:
-      return "The device is out of memory: free device allocations or use fewer streams and modules.";
-    case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
-    case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
-      return "The driver could not build the module: read the build log above.";
-    case ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE:
-      return "An argument's C++ type does not have the size of the kernel's parameter: pass the exact "
-             "type (e.g. uint32_t for uint, a pointer for __global T*, zex::local(bytes) for __local).";
-    case ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION:
-      return "The work-group size is not valid for this kernel or device: use a smaller "
-             "LaunchConfig::group_size.";
-    case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
-      return "The driver does not support this call: use a newer Level Zero driver.";
-    default:
-      return "Check the arguments; rerun with ZE_ENABLE_VALIDATION_LAYER=1 "
-             "ZE_ENABLE_PARAMETER_VALIDATION=1 to have the Level Zero loader say what it rejects.";
-  }
-}
+/// What a reader of a ZeError's message should do next; specific where the result says enough.
+const char* result_advice(ze_result_t r) noexcept;
+/// The whole message of a ZeError (compiled: src/error.cpp).
+std::string format_ze_error(ze_result_t result, const std::string& call, const std::string& detail,
+                            const std::string& advice, const std::string& build_log);
 
 }  // namespace detail
 
@@ -69,7 +40,7 @@ class ZeError : public std::runtime_error {
   /// @param build_log the driver's build log, when the call built a module
   ZeError(ze_result_t result, std::string call, const std::string& detail = {},
           const std::string& advice = {}, std::string build_log = {})
-      : std::runtime_error(format(result, call, detail, advice, build_log)),
+      : std::runtime_error(detail::format_ze_error(result, call, detail, advice, build_log)),
         result_(result),
         call_(std::move(call)),
         build_log_(std::move(build_log)) {}
@@ -82,28 +53,15 @@ class ZeError : public std::runtime_error {
   const std::string& build_log() const noexcept { return build_log_; }
 
  private:
-  static std::string format(ze_result_t result, const std::string& call, const std::string& detail,
-                            const std::string& advice, const std::string& build_log) {
-    std::string m = "zex: " + call + " failed with " + detail::result_spelling(result);
-    if (!detail.empty()) m += " while " + detail;
-    m += ".";
-    m += build_log.empty() ? " " : "\nBuild log:\n" + build_log + (build_log.back() == '\n' ? "" : "\n");
-    m += advice.empty() ? std::string(detail::result_advice(result)) : advice;
-    return m;
-  }
-
   ze_result_t result_;
   std::string call_;
   std::string build_log_;
 };
 
 namespace detail {
-// Out of line and cold so that check() inlines to a compare and a branch: nothing is formatted
+// Out of line (src/error.cpp) so that check() inlines to a compare and a branch: nothing is formatted
 // unless the call failed.
-[[noreturn]] __attribute__((noinline, cold)) inline void throw_ze_error(ze_result_t r, const char* call,
-                                                                         const char* what) {
-  throw ZeError(r, call, what ? what : "");
-}
+[[noreturn]] void throw_ze_error(ze_result_t r, const char* call, const char* what);
 }  // namespace detail
 
 /// Throws ZeError(r, call) unless r is ZE_RESULT_SUCCESS. `what` (optional) says what zex was

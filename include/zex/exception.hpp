@@ -1,5 +1,8 @@
-// zex::KernelException: what the host catches when a work-item threw (DESIGN.md §4).
+// zex::KernelException: what the host catches when a work-item threw. The last step of an
+// exception's data path (device library -> report, <zex/abi.h> -> detail/decoder.hpp -> here).
 #pragma once
+
+#include <zex/abi.h>
 
 #include <array>
 #include <cstdint>
@@ -29,62 +32,19 @@ struct KernelExceptionInfo {
   uint64_t launch_id = 0;
   std::optional<std::array<uint64_t, 3>> global_id, group_id, local_id;  ///< level 2 only
   std::vector<Frame> frames;     ///< level 2 only; at most 16
+  /// The report's ABI version. Anything else than ZEX_ABI_VERSION means the report was written by a
+  /// device library this zex does not know, and nothing past the version was interpreted.
+  uint32_t abi_version = ZEX_ABI_VERSION;
 };
 
 namespace detail {
-
-inline std::string triple(const std::array<uint64_t, 3>& v) {
-  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
-}
-
-inline bool starts_with_vowel(const std::string& s) {
-  if (s.empty()) return false;
-  switch (s[0]) {
-    case 'A': case 'E': case 'I': case 'O': case 'U':
-    case 'a': case 'e': case 'i': case 'o': case 'u':
-      return true;
-    default:
-      return false;
-  }
-}
-
-/// The message of DESIGN.md §4 for `info`.
-inline std::string kernel_exception_message(const KernelExceptionInfo& info) {
-  const std::string where =
-      " in kernel '" + info.kernel_name + "' on " + info.device_name;
-  std::string m = "KernelException: ";
-  if (info.debug_level <= 0 || info.name.empty()) {
-    m += "An exception was thrown" + where;
-  } else {
-    m += (starts_with_vowel(info.name) ? "An " : "A ") + info.name + " was thrown" + where;
-  }
-  if (info.debug_level >= 1 && !info.reason.empty()) m += ": " + info.reason;
-  if (info.debug_level <= 0) {
-    m += "\nHint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
-         "the exception's name and reason.";
-  } else if (info.debug_level == 1) {
-    m += "\nHint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
-         "the work-item that threw and a stacktrace.";
-  } else {
-    if (info.global_id && info.group_id)
-      m += "\nThrown by work-item " + triple(*info.global_id) + " in work-group " +
-           triple(*info.group_id) + ".";
-    if (!info.frames.empty()) {
-      m += "\nStacktrace:";
-      for (size_t i = 0; i < info.frames.size(); ++i) {
-        const Frame& f = info.frames[i];
-        m += "\n [" + std::to_string(i + 1) + "] " + f.function + " at " + f.file + ":" +
-             std::to_string(f.line);
-      }
-    }
-  }
-  return m;
-}
-
+/// The text of KernelException::what() for `info` (compiled: src/exception.cpp). See docs/design.md,
+/// "Debug levels and messages".
+std::string kernel_exception_message(const KernelExceptionInfo& info);
 }  // namespace detail
 
 /// A work-item threw in a kernel launched on a zex::Stream (or on a slot a runtime checks itself).
-/// what() is the message of DESIGN.md §4: at level 0 that an exception was thrown, in which kernel,
+/// what() is the message of docs/design.md ("Debug levels and messages"): at level 0 that an exception was thrown, in which kernel,
 /// on which device, and a hint to use debug_level=1; at level 1 also the exception's name and
 /// reason and a hint to use debug_level=2; at level 2 also the work-item, its work-group and the
 /// stacktrace. The stream that threw stays usable.
@@ -113,6 +73,9 @@ class KernelException : public std::runtime_error {
   const std::optional<std::array<uint64_t, 3>>& local_id() const noexcept { return info_.local_id; }
   /// The stacktrace, innermost first (frames()[0] is [1] in the message); set at debug level 2.
   const std::vector<Frame>& frames() const noexcept { return info_.frames; }
+  /// The ABI version of the report (ZEX_ABI_VERSION unless the report came from an unknown device
+  /// library, in which case only the kernel and device names are meaningful).
+  uint32_t abi_version() const noexcept { return info_.abi_version; }
   /// All of the above in one struct.
   const KernelExceptionInfo& info() const noexcept { return info_; }
 

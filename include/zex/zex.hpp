@@ -11,7 +11,6 @@
 
 #include <zex/abi.h>
 #include <zex/context.hpp>
-#include <zex/decoder.hpp>
 #include <zex/error.hpp>
 #include <zex/exception.hpp>
 #include <zex/module.hpp>

@@ -1,17 +1,18 @@
-// Turning a report (zex_report_t in host USM) into a KernelException without ever trusting it.
+// Turning a report (zex_report_t in host USM) into a KernelException without ever trusting it: the
+// middle of an exception's data path (device library -> <zex/abi.h> report -> here ->
+// <zex/exception.hpp>). Included by src/slab.cpp and the decoder's tests, not by <zex/zex.hpp>.
 //
 // A report is written by device code; a buggy or hostile kernel can leave any bits in it. So every
 // string address is first placed in an allocation (zeMemGetAddressRange), read only up to that
 // allocation's end and at most kMaxString bytes, with a device-to-host copy (never a host
-// dereference), cut at the first NUL, and escaped. The frame count is clamped. The memory-reading
-// part is an interface so that unit tests feed hostile reports without a device.
+// dereference), cut at the first NUL, and escaped. The frame count is clamped. A report whose
+// abi_version this host does not know is not interpreted past the version (docs/abi.md). The
+// memory-reading part is an interface so that unit tests feed hostile reports without a device.
 #pragma once
 
 #include <zex/abi.h>
 #include <zex/error.hpp>
 #include <zex/exception.hpp>
-
-#include <level_zero/ze_api.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -93,6 +94,7 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem) {
   d.debug_level = r.debug_level;
   d.abi_version = r.abi_version;
   d.launch_id = r.launch_id;
+  if (r.abi_version != ZEX_ABI_VERSION) return d;  // the layout past the version is unknown
   for (int i = 0; i < 3; ++i) {
     d.global_id[i] = r.global_id[i];
     d.group_id[i] = r.group_id[i];
@@ -157,16 +159,20 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem) {
 
 /// The exception for a decoded report. `launch_level` is the level the host launched with, used
 /// when the report's own level is out of range; the report's level wins otherwise, since it is
-/// what the module was specialized for.
+/// what the module was specialized for. A report of an unknown ABI version yields only the kernel,
+/// device, launch id and version.
 inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_name,
                                           std::string device_name, int launch_level) {
   KernelExceptionInfo e;
-  int level = d.debug_level <= 2 ? static_cast<int>(d.debug_level) : launch_level;
+  const bool known = d.abi_version == ZEX_ABI_VERSION;
+  int level = known && d.debug_level <= 2 ? static_cast<int>(d.debug_level) : launch_level;
   if (level < 0 || level > 2) level = 1;
   e.debug_level = level;
   e.kernel_name = std::move(kernel_name);
   e.device_name = std::move(device_name);
   e.launch_id = d.launch_id;
+  e.abi_version = d.abi_version;
+  if (!known) return e;
   if (level >= 1) {
     e.name = std::move(d.name);
     e.reason = std::move(d.reason);
@@ -179,81 +185,6 @@ inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_na
   }
   return e;
 }
-
-/// Appends a barrier that signals `event` to the immediate list `list`, waits for the event on the
-/// host and resets it: waits for everything appended to `list` before. (The Level Zero API 1.4 of
-/// Debian's loader has no zeCommandListHostSynchronize.)
-inline ze_result_t drain(ze_command_list_handle_t list, ze_event_handle_t event) {
-  ze_result_t r = zeCommandListAppendBarrier(list, event, 0, nullptr);
-  if (r != ZE_RESULT_SUCCESS) return r;
-  r = zeEventHostSynchronize(event, UINT64_MAX);
-  ze_result_t r2 = zeEventHostReset(event);
-  return r != ZE_RESULT_SUCCESS ? r : r2;
-}
-
-/// MemoryReader over Level Zero: zeMemGetAddressRange for validation; one device-to-host copy per
-/// string into a host-USM staging buffer, all appended to `list` (an immediate command list that
-/// is otherwise idle) and waited for once through `event`.
-class ZeMemoryReader : public MemoryReader {
- public:
-  ZeMemoryReader(ze_context_handle_t ctx, ze_command_list_handle_t list, ze_event_handle_t event,
-                 void*& staging, size_t& staging_size)
-      : ctx_(ctx), list_(list), event_(event), staging_(staging), staging_size_(staging_size) {}
-
-  std::optional<std::pair<uint64_t, uint64_t>> range(uint64_t address) override {
-    void* base = nullptr;
-    size_t size = 0;
-    if (zeMemGetAddressRange(ctx_, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)),
-                             &base, &size) != ZE_RESULT_SUCCESS ||
-        base == nullptr)
-      return std::nullopt;
-    return std::make_pair(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(base)),
-                          static_cast<uint64_t>(size));
-  }
-
-  void read(std::vector<ReadRequest>& reqs) override {
-    size_t total = 0;
-    for (auto& q : reqs) total += (q.size + 7) & ~size_t(7);
-    if (total > staging_size_) {
-      // Grown only on the throw path and kept, so repeated exceptions allocate nothing.
-      if (staging_) zeMemFree(ctx_, staging_);
-      staging_ = nullptr;
-      staging_size_ = 0;
-      ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-      void* p = nullptr;
-      if (zeMemAllocHost(ctx_, &hd, total, 64, &p) != ZE_RESULT_SUCCESS) return;  // all invalid
-      staging_ = p;
-      staging_size_ = total;
-    }
-    size_t off = 0;
-    bool appended = true;
-    for (auto& q : reqs) {
-      auto* dst = static_cast<unsigned char*>(staging_) + off;
-      if (zeCommandListAppendMemoryCopy(list_, dst,
-                                        reinterpret_cast<const void*>(static_cast<uintptr_t>(q.address)),
-                                        q.size, nullptr, 0, nullptr) != ZE_RESULT_SUCCESS) {
-        appended = false;
-        break;
-      }
-      off += (q.size + 7) & ~size_t(7);
-    }
-    if (drain(list_, event_) != ZE_RESULT_SUCCESS || !appended) return;
-    off = 0;
-    for (auto& q : reqs) {
-      auto* src = static_cast<const unsigned char*>(staging_) + off;
-      q.out.assign(src, src + q.size);
-      q.ok = true;
-      off += (q.size + 7) & ~size_t(7);
-    }
-  }
-
- private:
-  ze_context_handle_t ctx_;
-  ze_command_list_handle_t list_;
-  ze_event_handle_t event_;
-  void*& staging_;
-  size_t& staging_size_;
-};
 
 }  // namespace detail
 }  // namespace zex

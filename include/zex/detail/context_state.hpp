@@ -1,0 +1,45 @@
+// The state a zex::Context shares with every object made from it: the driver, the ze context (owned
+// or adopted), what zex knows of each device, and the slab pool of each device. Included by src/ only.
+#pragma once
+
+#include <zex/context.hpp>
+#include <zex/slab.hpp>
+
+#include <level_zero/ze_api.h>
+
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace zex {
+namespace detail {
+
+class ContextState {
+ public:
+  /// Lists the driver's devices and describes each.
+  /// @throws ZeError
+  ContextState(ze_driver_handle_t driver, ze_context_handle_t context, bool owned);
+  ContextState(const ContextState&) = delete;
+  ContextState& operator=(const ContextState&) = delete;
+  ~ContextState();
+
+  ze_driver_handle_t driver() const noexcept { return driver_; }
+  ze_context_handle_t context() const noexcept { return context_; }
+  const std::vector<DeviceInfo>& devices() const noexcept { return devices_; }
+
+  /// @throws std::invalid_argument if `h` is not one of the driver's devices
+  const DeviceInfo& info_for(ze_device_handle_t h) const;
+  SlabPool& pool(const DeviceInfo& d);
+
+ private:
+  ze_driver_handle_t driver_;
+  ze_context_handle_t context_;
+  bool owned_;
+  std::vector<DeviceInfo> devices_;
+  std::mutex mu_;  // pools_
+  std::vector<std::pair<ze_device_handle_t, std::unique_ptr<SlabPool>>> pools_;
+};
+
+}  // namespace detail
+}  // namespace zex

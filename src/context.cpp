@@ -1,0 +1,141 @@
+// zex::Context and zex::Device: finding the driver and describing its devices. Cold (once per
+// context), so compiled rather than inline in every includer.
+#include <zex/context.hpp>
+#include <zex/detail/context_state.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace zex {
+namespace detail {
+
+namespace {
+
+DeviceInfo describe(ze_device_handle_t h, ze_context_handle_t ctx) {
+  DeviceInfo d;
+  d.handle = h;
+  d.context = ctx;
+  ze_device_properties_t props{};
+  props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  check(zeDeviceGetProperties(h, &props), "zeDeviceGetProperties", "reading the device's name");
+  d.name = props.name;
+  uint32_t ng = 0;
+  check(zeDeviceGetCommandQueueGroupProperties(h, &ng, nullptr), "zeDeviceGetCommandQueueGroupProperties",
+        "finding the device's compute queue group");
+  std::vector<ze_command_queue_group_properties_t> gs(ng);
+  for (auto& g : gs) g.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+  if (ng)
+    check(zeDeviceGetCommandQueueGroupProperties(h, &ng, gs.data()), "zeDeviceGetCommandQueueGroupProperties",
+          "finding the device's compute queue group");
+  for (uint32_t i = 0; i < ng; ++i)
+    if (gs[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) {
+      d.compute_ordinal = i;
+      break;
+    }
+  return d;
+}
+
+const char* no_driver_advice() {
+  return "No Level Zero driver could be loaded. Install Intel's GPU driver (Debian/Ubuntu packages "
+         "intel-level-zero-gpu or libze-intel-gpu1, from Intel's compute-runtime), or use zex's CPU "
+         "driver: set ZE_ENABLE_ALT_DRIVERS=/absolute/path/to/libze_zex_cpu.so (built as ze_zex_cpu, "
+         "installed in zex's library directory).";
+}
+
+}  // namespace
+
+ContextState::ContextState(ze_driver_handle_t driver, ze_context_handle_t context, bool owned)
+    : driver_(driver), context_(context), owned_(owned) {
+  uint32_t n = 0;
+  check(zeDeviceGet(driver, &n, nullptr), "zeDeviceGet", "counting the driver's devices");
+  std::vector<ze_device_handle_t> hs(n);
+  if (n) check(zeDeviceGet(driver, &n, hs.data()), "zeDeviceGet", "listing the driver's devices");
+  devices_.reserve(n);  // DeviceInfo pointers handed out must never move
+  for (uint32_t i = 0; i < n; ++i) devices_.push_back(describe(hs[i], context));
+}
+
+ContextState::~ContextState() {
+  pools_.clear();  // frees the slabs while the context still exists
+  if (owned_ && context_) zeContextDestroy(context_);
+}
+
+const DeviceInfo& ContextState::info_for(ze_device_handle_t h) const {
+  for (auto& d : devices_)
+    if (d.handle == h) return d;
+  throw std::invalid_argument("zex: the device handle does not belong to this context's driver");
+}
+
+SlabPool& ContextState::pool(const DeviceInfo& d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [h, p] : pools_)
+    if (h == d.handle) return *p;
+  pools_.emplace_back(d.handle, std::make_unique<SlabPool>(context_, d.handle, d.name, d.compute_ordinal));
+  return *pools_.back().second;
+}
+
+SlabPool& slab_pool_of(ContextState& s, const DeviceInfo& d) { return s.pool(d); }
+
+}  // namespace detail
+
+const std::string& Device::name() const {
+  static const std::string none;
+  return info_ ? info_->name : none;
+}
+
+void Device::throw_empty() {
+  throw std::logic_error("zex: use of an empty zex::Device (get one from Context::device)");
+}
+
+Context::Context() {
+  ze_result_t r = zeInit(0);
+  if (r != ZE_RESULT_SUCCESS) throw ZeError(r, "zeInit", "initializing Level Zero", detail::no_driver_advice());
+  uint32_t n = 0;
+  r = zeDriverGet(&n, nullptr);
+  if (r != ZE_RESULT_SUCCESS || n == 0)
+    throw ZeError(r != ZE_RESULT_SUCCESS ? r : ZE_RESULT_ERROR_UNINITIALIZED, "zeDriverGet",
+                  "looking for a Level Zero driver", detail::no_driver_advice());
+  std::vector<ze_driver_handle_t> drivers(n);
+  check(zeDriverGet(&n, drivers.data()), "zeDriverGet", "listing the Level Zero drivers");
+  ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  ze_context_handle_t ctx = nullptr;
+  check(zeContextCreate(drivers[0], &cd, &ctx), "zeContextCreate", "creating a context");
+  try {
+    state_ = std::make_shared<detail::ContextState>(drivers[0], ctx, true);
+  } catch (...) {
+    zeContextDestroy(ctx);
+    throw;
+  }
+}
+
+Context::Context(ze_driver_handle_t driver, ze_context_handle_t context) {
+  if (!driver || !context) throw std::invalid_argument("zex::Context: null driver or context handle");
+  state_ = std::make_shared<detail::ContextState>(driver, context, false);
+}
+
+ze_context_handle_t Context::handle() const noexcept { return state_ ? state_->context() : nullptr; }
+ze_driver_handle_t Context::driver() const noexcept { return state_ ? state_->driver() : nullptr; }
+size_t Context::device_count() const noexcept { return state_ ? state_->devices().size() : 0; }
+
+Device Context::device(size_t i) const {
+  const auto& s = live();
+  if (i >= s.devices().size())
+    throw std::out_of_range("zex::Context::device(" + std::to_string(i) + "): the driver has " +
+                            std::to_string(s.devices().size()) + " device(s)");
+  return Device(state_, &s.devices()[i]);
+}
+
+std::vector<Device> Context::devices() const {
+  std::vector<Device> v;
+  for (size_t i = 0; i < device_count(); ++i) v.push_back(device(i));
+  return v;
+}
+
+Device Context::device_for(ze_device_handle_t h) const { return Device(state_, &live().info_for(h)); }
+
+detail::ContextState& Context::live() const {
+  if (!state_) throw std::logic_error("zex: use of a moved-from zex::Context");
+  return *state_;
+}
+
+}  // namespace zex

@@ -1,0 +1,70 @@
+// The text of zex::KernelException::what(): built once per exception, so out of line.
+#include <zex/exception.hpp>
+
+#include <string>
+
+namespace zex {
+namespace detail {
+
+namespace {
+
+std::string triple(const std::array<uint64_t, 3>& v) {
+  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+}
+
+bool starts_with_vowel(const std::string& s) {
+  if (s.empty()) return false;
+  switch (s[0]) {
+    case 'A': case 'E': case 'I': case 'O': case 'U':
+    case 'a': case 'e': case 'i': case 'o': case 'u':
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::string kernel_exception_message(const KernelExceptionInfo& info) {
+  const std::string where =
+      " in kernel '" + info.kernel_name + "' on " + info.device_name;
+  std::string m = "KernelException: ";
+  if (info.abi_version != ZEX_ABI_VERSION) {
+    // docs/abi.md: a host must not interpret a report of a version it does not know.
+    return m + "An exception was thrown" + where + ", but its report has ABI version " +
+           std::to_string(info.abi_version) + ", which this zex (ABI version " +
+           std::to_string(ZEX_ABI_VERSION) +
+           ") cannot read, so nothing else in it was interpreted.\nHint: the module was linked with "
+           "a zex device library of another version; build it with this zex's zex::Module (or link "
+           "the device library this zex installs, docs/abi.md).";
+  }
+  if (info.debug_level <= 0 || info.name.empty()) {
+    m += "An exception was thrown" + where;
+  } else {
+    m += (starts_with_vowel(info.name) ? "An " : "A ") + info.name + " was thrown" + where;
+  }
+  if (info.debug_level >= 1 && !info.reason.empty()) m += ": " + info.reason;
+  if (info.debug_level <= 0) {
+    m += "\nHint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
+         "the exception's name and reason.";
+  } else if (info.debug_level == 1) {
+    m += "\nHint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
+         "the work-item that threw and a stacktrace.";
+  } else {
+    if (info.global_id && info.group_id)
+      m += "\nThrown by work-item " + triple(*info.global_id) + " in work-group " +
+           triple(*info.group_id) + ".";
+    if (!info.frames.empty()) {
+      m += "\nStacktrace:";
+      for (size_t i = 0; i < info.frames.size(); ++i) {
+        const Frame& f = info.frames[i];
+        m += "\n [" + std::to_string(i + 1) + "] " + f.function + " at " + f.file + ":" +
+             std::to_string(f.line);
+      }
+    }
+  }
+  return m;
+}
+
+}  // namespace detail
+}  // namespace zex

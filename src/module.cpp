@@ -1,0 +1,148 @@
+// zex::Module and zex::Kernel, cold half: checking and linking a module (the pass layer, through
+// detail/spirv.hpp), building it per debug level with the driver's build log on failure, and
+// creating kernels. Once per module/level/kernel, so compiled rather than inline in every includer.
+#include <zex/module.hpp>
+
+#include <zex/detail/spirv.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zex {
+namespace detail {
+
+namespace {
+
+std::string join_names(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& n : v) s += (s.empty() ? "'" : ", '") + n + "'";
+  return s.empty() ? std::string("none") : s;
+}
+
+}  // namespace
+
+int checked_level(int level) {
+  if (level < 0 || level > 2)
+    throw std::invalid_argument("zex: debug level " + std::to_string(level) + " is not 0, 1 or 2");
+  return level;
+}
+
+ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv)
+    : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)),
+      kernel_names_(spirv_kernel_names(spirv_)) {}
+
+ModuleState::~ModuleState() {
+  for (auto m : native_)
+    if (m) zeModuleDestroy(m);
+}
+
+ze_module_handle_t ModuleState::native(int level) {
+  LockGuard lock(mu_);
+  ze_module_handle_t& m = native_[static_cast<size_t>(level)];
+  if (!m) m = build(level);
+  return m;
+}
+
+ze_module_handle_t ModuleState::build(int level) {
+  uint32_t id = ZEX_SPEC_ID_DEBUG_LEVEL;
+  int32_t value = level;
+  const void* values[] = {&value};
+  ze_module_constants_t constants{1, &id, values};
+  ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV,
+                        spirv_.size() * sizeof(uint32_t), reinterpret_cast<const uint8_t*>(spirv_.data()), "",
+                        &constants};
+  ze_module_handle_t m = nullptr;
+  ze_module_build_log_handle_t log = nullptr;
+  ze_result_t r = zeModuleCreate(dev_->context, dev_->handle, &desc, &m, &log);
+  if (r == ZE_RESULT_SUCCESS) {
+    if (log) zeModuleBuildLogDestroy(log);
+    return m;
+  }
+  std::string text;
+  if (log) {
+    size_t n = 0;
+    if (zeModuleBuildLogGetString(log, &n, nullptr) == ZE_RESULT_SUCCESS && n > 0) {
+      text.resize(n);
+      if (zeModuleBuildLogGetString(log, &n, &text[0]) != ZE_RESULT_SUCCESS) text.clear();
+      while (!text.empty() && text.back() == '\0') text.pop_back();
+    }
+    zeModuleBuildLogDestroy(log);
+  }
+  if (m) zeModuleDestroy(m);
+  throw ZeError(r, "zeModuleCreate", "building the module for debug level " + std::to_string(level) + " on " + dev_->name,
+                {}, text.empty() ? std::string("(the driver gave no build log)") : text);
+}
+
+}  // namespace detail
+
+Module::Module(const Device& dev, const std::vector<uint32_t>& spirv_words) { init(dev, spirv_words); }
+
+Module::Module(const Device& dev, const std::string& spirv_bytes) {
+  if (spirv_bytes.size() < 256 && spirv_bytes.find('\0') == std::string::npos && spirv_bytes.size() >= 4 &&
+      spirv_bytes.compare(spirv_bytes.size() - 4, 4, ".spv") == 0)
+    throw std::invalid_argument("zex::Module: '" + spirv_bytes +
+                                "' looks like a file name; zex::Module takes the SPIR-V itself: read the "
+                                "file's bytes into a std::vector<char> and pass that");
+  init(dev, detail::spirv_words(spirv_bytes.data(), spirv_bytes.size()));
+}
+
+Module::Module(const Device& dev, const void* data, size_t size_bytes) {
+  init(dev, detail::spirv_words(data, size_bytes));
+}
+
+void Module::init(const Device& dev, const std::vector<uint32_t>& words) {
+  if (!dev) throw std::invalid_argument("zex::Module: empty zex::Device");
+  detail::validate_spirv(words, "the module's SPIR-V");
+  state_ = std::make_shared<detail::ModuleState>(dev, detail::link_with_device_library(words));
+}
+
+void Module::throw_moved_from(const char* what) {
+  throw std::logic_error(std::string("zex: use of a moved-from ") + what);
+}
+
+Kernel Module::kernel(const std::string& name) const {
+  const auto& names = live().kernel_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw std::invalid_argument("zex::Module::kernel: no kernel named '" + name +
+                                "' in this module; its kernels are: " + detail::join_names(names));
+  return Kernel(state_, name);
+}
+
+Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state_(std::make_unique<State>()) {
+  state_->module = std::move(m);
+  state_->name = std::make_shared<const std::string>(std::move(name));
+}
+
+Kernel::State::~State() {
+  for (auto& l : levels)
+    if (l.kernel) zeKernelDestroy(l.kernel);
+}
+
+void Kernel::State::create(int level, Level& l) {
+  ze_module_handle_t m = module->native(level);
+  ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name->c_str()};
+  ze_kernel_handle_t k = nullptr;
+  check(zeKernelCreate(m, &kd, &k), "zeKernelCreate", ("creating kernel '" + *name + "'").c_str());
+  ze_kernel_properties_t props{};
+  props.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+  ze_result_t r = zeKernelGetProperties(k, &props);
+  if (r != ZE_RESULT_SUCCESS) {
+    zeKernelDestroy(k);
+    check(r, "zeKernelGetProperties", ("reading the properties of kernel '" + *name + "'").c_str());
+  }
+  // The report and claim word reach the kernel as integers, not as pointer arguments: the driver
+  // must make host and device USM resident for it. A driver without the feature has nothing to make
+  // resident, so UNSUPPORTED_FEATURE is not an error here.
+  r = zeKernelSetIndirectAccess(k, ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST | ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE);
+  if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) {
+    zeKernelDestroy(k);
+    check(r, "zeKernelSetIndirectAccess", ("declaring indirect access for kernel '" + *name + "'").c_str());
+  }
+  l.kernel = k;
+  l.num_args = props.numKernelArgs;
+}
+
+}  // namespace zex

@@ -1,0 +1,109 @@
+// zex::SlabPool's cold half: acquiring and releasing slots, and the one path from a thrown report to
+// a KernelException (read_and_reset), which zex::Stream and SlabPool::check both take.
+#include <zex/slab.hpp>
+
+#include <zex/detail/decoder.hpp>
+#include <zex/detail/helper_list.hpp>
+#include <zex/detail/slab_storage.hpp>
+#include <zex/error.hpp>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace zex {
+
+struct SlabPool::Impl {
+  Impl(ze_context_handle_t ctx, ze_device_handle_t dev, uint32_t ordinal)
+      : storage(ctx, dev), helper(ctx, dev, ordinal) {}
+  // Destroyed last-declared first: the helper list (which may have filled a slab) goes before the
+  // slabs.
+  std::mutex storage_mu;  // storage
+  detail::SlabStorage storage;
+  std::mutex helper_mu;  // helper
+  detail::HelperList helper;
+};
+
+SlabPool::SlabPool(ze_context_handle_t context, ze_device_handle_t device, std::string device_name,
+                   uint32_t compute_ordinal)
+    : ctx_(context), dev_(device), device_name_(std::move(device_name)),
+      impl_(std::make_unique<Impl>(context, device, compute_ordinal)) {}
+
+SlabPool::~SlabPool() = default;
+
+Slot SlabPool::acquire() {
+  std::scoped_lock lock(impl_->storage_mu, impl_->helper_mu);
+  return impl_->storage.take(impl_->helper);
+}
+
+void SlabPool::release(const Slot& s) noexcept {
+  if (!s) return;
+  std::memset(static_cast<void*>(s.report), 0, sizeof(zex_report_t));
+  std::lock_guard<std::mutex> lock(impl_->storage_mu);
+  impl_->storage.give_back(s.index);
+}
+
+void SlabPool::append_reset(ze_command_list_handle_t list, const Slot& s, ze_event_handle_t signal,
+                            ze_event_handle_t wait) const {
+  static const uint32_t zero = 0;
+  zex::check(zeCommandListAppendMemoryFill(list, s.claim, &zero, sizeof zero, sizeof zero, signal, wait ? 1 : 0,
+                                      wait ? &wait : nullptr),
+        "zeCommandListAppendMemoryFill", "appending the reset of a zex claim word");
+}
+
+void SlabPool::reset_now(const Slot& s) {
+  std::lock_guard<std::mutex> lock(impl_->helper_mu);
+  append_reset(impl_->helper.list(), s);
+  impl_->helper.drain("resetting a zex claim word");
+}
+
+void SlabPool::discard(const Slot& s, ze_command_list_handle_t reset_list, ze_event_handle_t signal) {
+  // Reset first, clear after: if the reset cannot be appended, the report still says "thrown", so
+  // nobody hands the armed slot to a new owner as if it were clean.
+  if (reset_list)
+    append_reset(reset_list, s, signal);
+  else
+    reset_now(s);
+  std::memset(static_cast<void*>(s.report), 0, sizeof(zex_report_t));
+}
+
+KernelExceptionInfo SlabPool::read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
+                                             int launch_level, ze_command_list_handle_t reset_list,
+                                             ze_event_handle_t signal) {
+  zex_report_t copy;
+  std::memcpy(&copy, s.report, sizeof copy);
+  detail::DecodedReport d;
+  {
+    std::lock_guard<std::mutex> lock(impl_->helper_mu);
+    detail::ZeMemoryReader mem(impl_->helper);
+    d = detail::decode_report(copy, mem);
+  }
+  std::string kname = kernel_name_of ? kernel_name_of(ctx, d.launch_id) : std::string();
+  if (kname.empty()) kname = "<unknown kernel of launch " + std::to_string(d.launch_id) + ">";
+  KernelExceptionInfo info = detail::exception_info(std::move(d), std::move(kname), device_name_, launch_level);
+  discard(s, reset_list, signal);
+  return info;
+}
+
+void SlabPool::raise(const Slot& s, KernelNameFn kernel_name_of, const void* ctx, int launch_level,
+                     ze_command_list_handle_t reset_list) {
+  throw KernelException(read_and_reset(s, kernel_name_of, ctx, launch_level, reset_list));
+}
+
+size_t SlabPool::usm_allocations() const {
+  std::lock_guard<std::mutex> lock(impl_->storage_mu);
+  return impl_->storage.slabs() * 2;
+}
+
+size_t SlabPool::live_slots() const {
+  std::lock_guard<std::mutex> lock(impl_->storage_mu);
+  return impl_->storage.live();
+}
+
+size_t SlabPool::capacity() const {
+  std::lock_guard<std::mutex> lock(impl_->storage_mu);
+  return impl_->storage.slabs() * kSlotsPerSlab;
+}
+
+}  // namespace zex

@@ -1,0 +1,208 @@
+// zex::Stream, cold half: creating and destroying a stream, raising a thrown report (through
+// SlabPool::read_and_reset, the one path from report to exception), and the messages of a launch
+// that cannot be made. The launch and synchronize paths are inline in <zex/stream.hpp>.
+#include <zex/stream.hpp>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace zex {
+
+namespace {
+
+struct EnvLevel {
+  int level = 1;
+  std::string error;  // non-empty if ZEX_DEBUG_LEVEL is set to something else than 0, 1 or 2
+};
+
+EnvLevel read_env_level() {
+  EnvLevel e;
+  const char* v = std::getenv("ZEX_DEBUG_LEVEL");
+  if (!v || !*v) return e;  // unset (or empty): the default, 1
+  if ((v[0] == '0' || v[0] == '1' || v[0] == '2') && v[1] == '\0') {
+    e.level = v[0] - '0';
+  } else {
+    e.error = std::string("zex: the environment variable ZEX_DEBUG_LEVEL is set to '") + v +
+              "', which is not a debug level: set it to 0, 1 or 2, or unset it for the default (1)";
+  }
+  return e;
+}
+
+}  // namespace
+
+int default_debug_level() {
+  EnvLevel e = read_env_level();
+  if (!e.error.empty()) throw std::invalid_argument(e.error);
+  return e.level;
+}
+
+namespace detail {
+
+void throw_bad_extent(long long v) {
+  throw std::invalid_argument("zex: a launch extent (" + std::to_string(v) +
+                              ") is negative or does not fit in 32 bits");
+}
+void throw_bad_extent(unsigned long long v) {
+  throw std::invalid_argument("zex: a launch extent (" + std::to_string(v) +
+                              ") is negative or does not fit in 32 bits");
+}
+
+void throw_arg_count(const std::string& kernel, uint32_t expected, size_t given) {
+  if (expected == 0)
+    throw std::invalid_argument("zex: kernel '" + kernel +
+                                "' has no parameters; a kernel launched through zex takes a zex_state_t "
+                                "as its last parameter");
+  throw std::invalid_argument("zex: kernel '" + kernel + "' expects " + std::to_string(expected - 1) +
+                              " argument(s) plus the trailing zex_state_t (" + std::to_string(expected) +
+                              " parameters in all), but the launch passed " + std::to_string(given) +
+                              " argument(s)");
+}
+
+void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, size_t size) {
+  throw ZeError(r, "zeKernelSetArgumentValue",
+                "setting argument " + std::to_string(index) + " (" + std::to_string(size) + " bytes) of kernel '" +
+                    kernel + "'");
+}
+
+void throw_zero_extent(const std::string& kernel) {
+  throw std::invalid_argument("zex: launch of kernel '" + kernel +
+                              "': every component of LaunchConfig::groups and group_size must be at "
+                              "least 1 (use {n, 1, 1} for one dimension)");
+}
+
+void throw_launch_error(ze_result_t r, const std::string& kernel) {
+  throw ZeError(r, "zeCommandListAppendLaunchKernel", "launching kernel '" + kernel + "'");
+}
+
+void throw_group_size_error(ze_result_t r, const std::string& kernel) {
+  throw ZeError(r, "zeKernelSetGroupSize", "setting the group size of kernel '" + kernel + "'");
+}
+
+void set_arg_converted(ze_kernel_handle_t k, uint32_t i, const void* v, size_t size, bool is_signed_int,
+                       bool is_unsigned_int, bool is_float, ze_result_t r, const std::string& kernel) {
+  if (r == ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE) {
+    if (is_signed_int || is_unsigned_int) {
+      // The value, widened to 64 bits as its own type would be.
+      uint64_t u = 0;
+      int64_t s = 0;
+      switch (size) {
+        case 1: { int8_t a; uint8_t b; std::memcpy(&a, v, 1); std::memcpy(&b, v, 1); s = a; u = b; break; }
+        case 2: { int16_t a; uint16_t b; std::memcpy(&a, v, 2); std::memcpy(&b, v, 2); s = a; u = b; break; }
+        case 4: { int32_t a; uint32_t b; std::memcpy(&a, v, 4); std::memcpy(&b, v, 4); s = a; u = b; break; }
+        case 8: { std::memcpy(&s, v, 8); std::memcpy(&u, v, 8); break; }
+        default: throw_arg_error(r, kernel, i, size);
+      }
+      if (size == 8) {
+        const bool fits = is_signed_int ? (s >= INT32_MIN && s <= static_cast<int64_t>(UINT32_MAX)) : u <= UINT32_MAX;
+        const uint32_t w = static_cast<uint32_t>(is_signed_int ? static_cast<uint64_t>(s) : u);
+        if (fits && zeKernelSetArgumentValue(k, i, sizeof w, &w) == ZE_RESULT_SUCCESS) return;
+      } else {
+        const uint64_t w = is_signed_int ? static_cast<uint64_t>(s) : u;
+        if (zeKernelSetArgumentValue(k, i, sizeof w, &w) == ZE_RESULT_SUCCESS) return;
+      }
+    } else if (is_float && size == sizeof(double)) {
+      double d;
+      std::memcpy(&d, v, sizeof d);
+      const float f = static_cast<float>(d);
+      if (zeKernelSetArgumentValue(k, i, sizeof f, &f) == ZE_RESULT_SUCCESS) return;
+    } else if (is_float && size == sizeof(float)) {
+      float f;
+      std::memcpy(&f, v, sizeof f);
+      const double d = f;
+      if (zeKernelSetArgumentValue(k, i, sizeof d, &d) == ZE_RESULT_SUCCESS) return;
+    }
+  }
+  throw_arg_error(r, kernel, i, size);
+}
+
+}  // namespace detail
+
+Stream::Stream(const Device& dev) : s_(std::make_unique<Impl>(dev)) {}
+Stream::Stream(Stream&&) noexcept = default;
+Stream& Stream::operator=(Stream&&) noexcept = default;
+Stream::~Stream() = default;
+
+void Stream::throw_moved_from() { throw std::logic_error("zex: use of a moved-from zex::Stream"); }
+
+Stream::Impl::Impl(const Device& d) : dev(d), pool(&d.slab_pool()) {
+  EnvLevel env = read_env_level();
+  env_level = env.level;
+  env_error = std::move(env.error);
+  slot = pool->acquire();
+  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, d.compute_ordinal(), 0, 0,
+                             ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_result_t r = zeCommandListCreateImmediate(d.context_handle(), d.handle(), &qd, &list);
+  if (r != ZE_RESULT_SUCCESS) {
+    pool->release(slot);
+    throw ZeError(r, "zeCommandListCreateImmediate", "creating a zex::Stream's command list");
+  }
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, kEvents};
+  ze_device_handle_t h = d.handle();
+  r = zeEventPoolCreate(d.context_handle(), &pd, 1, &h, &event_pool);
+  if (r != ZE_RESULT_SUCCESS) {
+    zeCommandListDestroy(list);
+    pool->release(slot);
+    throw ZeError(r, "zeEventPoolCreate", "creating a zex::Stream's events");
+  }
+}
+
+Stream::Impl::~Impl() {
+  // The slot may only go back to the pool once no kernel can write it any more.
+  bool idle = true;
+  try {
+    if (seq != done) wait_all();
+    if (SlabPool::thrown(slot)) {
+      // An exception nobody synchronized for: clean the slot for its next owner, on the same path a
+      // synchronize takes (reset appended before the report is cleared), then wait for the reset.
+      pool->discard(slot, list, next_event());
+      ++seq;
+      wait_all();
+    }
+  } catch (...) {
+    idle = false;
+  }
+  for (auto e : events)
+    if (e) zeEventDestroy(e);
+  zeEventPoolDestroy(event_pool);
+  zeCommandListDestroy(list);
+  // A slot whose state is unknown (the device failed) is leaked rather than handed to a new stream
+  // that a late write could corrupt.
+  if (idle) pool->release(slot);
+}
+
+ze_event_handle_t Stream::Impl::create_event() {
+  ze_event_handle_t& e = events[seq % kEvents];
+  ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, static_cast<uint32_t>(seq % kEvents),
+                     ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+  check(zeEventCreate(event_pool, &ed, &e), "zeEventCreate", "creating a zex::Stream's event");
+  return e;
+}
+
+void Stream::Impl::throw_bad_level(int requested) const {
+  if (requested == -1) throw std::invalid_argument(env_error);
+  throw std::invalid_argument("zex: LaunchConfig::debug_level is " + std::to_string(requested) +
+                              "; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL)");
+}
+
+void Stream::Impl::raise() {
+  const Entry* e = find(slot.report->launch_id);
+  // The reset is a fill that signals the stream's next event: the next launch waits for it, so later
+  // launches may throw again only once the claim word is 0 again, and the next synchronize (or the
+  // destructor) waits for it too. One append.
+  ze_event_handle_t ev = next_event();
+  KernelExceptionInfo info = pool->read_and_reset(
+      slot,
+      [](const void* self, uint64_t id) {
+        const Entry* f = static_cast<const Impl*>(self)->find(id);
+        return f ? *f->kernel : std::string();
+      },
+      this, e ? e->level : env_level, list, ev);
+  ++seq;
+  throw KernelException(std::move(info));
+}
+
+}  // namespace zex
