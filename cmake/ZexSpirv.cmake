@@ -1,12 +1,18 @@
 # zex_add_spirv(<out.spv> SOURCE <file.cl> [INCLUDES dir...] [DEFINES X=1...] [DEPENDS file...] [BITCODE_ONLY])
 # Compiles OpenCL C to SPIR-V with clang-15 + llvm-spirv-15. clang-15 must run as cc1 with typed pointers,
 # or llvm-spirv-15 rejects its bitcode.
-find_program(ZEX_CLANG NAMES clang-15 REQUIRED)
-find_program(ZEX_LLVM_SPIRV NAMES llvm-spirv-15 REQUIRED)
-find_program(ZEX_SPIRV_VAL NAMES spirv-val REQUIRED)
-find_program(ZEX_SPIRV_LINK NAMES spirv-link REQUIRED)
+#
+# The tools are looked up only when something is compiled (zex_require_spirv_toolchain()): a runtime
+# that adds zex with add_subdirectory() gets the prebuilt device library and needs none of them.
+macro(zex_require_spirv_toolchain)
+  find_program(ZEX_CLANG NAMES clang-15 REQUIRED)
+  find_program(ZEX_LLVM_SPIRV NAMES llvm-spirv-15 REQUIRED)
+  find_program(ZEX_SPIRV_VAL NAMES spirv-val REQUIRED)
+  find_program(ZEX_SPIRV_LINK NAMES spirv-link REQUIRED)
+endmacro()
 
 function(zex_add_spirv out)
+  zex_require_spirv_toolchain()
   cmake_parse_arguments(A "" "SOURCE" "INCLUDES;DEFINES;DEPENDS;FLAGS" ${ARGN})
   get_filename_component(src "${A_SOURCE}" ABSOLUTE)
   set(bc "${out}.bc")

@@ -80,3 +80,14 @@ if(ZEX_SPIRV_OPT)
     set_tests_properties(device_igc_check_${device} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
   endforeach()
 endif()
+
+# --- device_prebuilt: device/prebuilt/ (what a subproject links) is the library built from source ------
+if(ZEX_DEVICE_FROM_SOURCE)
+  foreach(spv IN ITEMS zex_device.spv zex_device-1.3.spv)
+    add_test(NAME device_prebuilt_${spv}
+      COMMAND ${CMAKE_COMMAND} -E compare_files ${ZEX_DEVICE_PREBUILT_DIR}/${spv} ${PROJECT_BINARY_DIR}/device/${spv})
+    set_tests_properties(device_prebuilt_${spv} PROPERTIES
+      FAIL_REGULAR_EXPRESSION "."  # compare_files prints nothing when equal
+      REQUIRED_FILES ${PROJECT_BINARY_DIR}/device/${spv})
+  endforeach()
+endif()
