@@ -29,7 +29,7 @@ static inline uint zex_level(void) {
 
 /* Exported so that Intel's driver gives this module a constant surface it registers with
    zeMemGetAddressRange; without an exported constant the strings of a report could not be validated
-   (DESIGN.md §3.6). Its value also lets a tool read the library's ABI version from the binary. */
+   (docs/design.md, "Where strings live"). Its value also lets a tool read the library's ABI version from the binary. */
 __constant uint zex_abi_version = ZEX_ABI_VERSION;
 
 /* The claim value of this work-item: its linear global id + 1, truncated to 32 bits, never 0.

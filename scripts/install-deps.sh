@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages zex needs (DESIGN.md §8), only when one is missing.
+# Installs the Debian 12 packages zex needs (docs/design.md, "Build, subprojects and packages"), only
+# when one is missing.
 # Not root: prints the exact apt-get line and stops, so nothing is installed behind your back.
 set -euo pipefail
 PKGS=(

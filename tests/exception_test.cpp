@@ -1,4 +1,4 @@
-// zex::KernelException's messages (DESIGN.md §4), from hand-made infos: no device needed. The
+// zex::KernelException's messages (docs/design.md, "Debug levels and messages"), from hand-made infos: no device needed. The
 // end-to-end tests in stream_test.cpp check the same texts on real reports.
 #include <zex/exception.hpp>
 

@@ -2,11 +2,12 @@
 # How long `#include <zex/zex.hpp>` takes to parse, against the std and Level Zero headers the API's
 # declarations need (docs/benchmarks.md, "Header parse time"). CPU time (user+sys) of
 # `c++ -std=c++17 -fsyntax-only`, the minimum and the median of N interleaved runs.
-#   bench/headers/parse_time.sh [N=15] [CXX=c++]
+#   bench/headers/parse_time.sh [N=15]     (env: CXX=c++, ZEX_INCLUDE=<another include/ dir>)
 set -euo pipefail
 n=${1:-15}
 cxx=${CXX:-c++}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+inc=${ZEX_INCLUDE:-$root/include}  # another tree's headers, to compare
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # What the public declarations use: handles and structs of ze_api.h, fixed-width integers, strings,
@@ -23,7 +24,7 @@ cat > "$tmp/baseline.cpp" <<'CPP'
 #include <vector>
 CPP
 echo '#include <zex/zex.hpp>' > "$tmp/zex.cpp"
-cpu() { /usr/bin/time -f "%U %S" "$cxx" -std=c++17 -fsyntax-only -I"$root/include" "$1" 2>&1 >/dev/null | awk '{print $1 + $2}'; }
+cpu() { /usr/bin/time -f "%U %S" "$cxx" -std=c++17 -fsyntax-only -I"$inc" "$1" 2>&1 >/dev/null | awk '{print $1 + $2}'; }
 : > "$tmp/b"; : > "$tmp/z"
 for _ in $(seq "$n"); do cpu "$tmp/baseline.cpp" >> "$tmp/b"; cpu "$tmp/zex.cpp" >> "$tmp/z"; done
 stats() { sort -n "$1" | awk '{v[NR]=$1} END {printf "%.3f %.3f", v[1], (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }

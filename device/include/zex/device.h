@@ -1,4 +1,4 @@
-/* zex/device.h: throw exceptions from OpenCL C kernels (DESIGN.md §6, docs/abi.md).
+/* zex/device.h: throw exceptions from OpenCL C kernels (docs/abi.md).
  *
  *   #include <zex/device.h>
  *   __kernel void vadd(__global float* c, __global const float* a, __global const float* b, uint n,
