@@ -29,14 +29,16 @@ static inline uint zex_level(void) {
 
 /* Exported so that Intel's driver gives this module a constant surface it registers with
    zeMemGetAddressRange; without an exported constant the strings of a report could not be validated
-   (docs/design.md, "Where strings live"). Its value also lets a tool read the library's ABI version from the binary. */
+   (docs/design.md, "Where strings live"). Its value also lets a tool read the library's ABI version
+   from the binary. */
 __constant uint zex_abi_version = ZEX_ABI_VERSION;
 
 /* The claim value of this work-item: its linear global id + 1, truncated to 32 bits, never 0.
    Computed here in 32-bit arithmetic, which gives exactly the truncation of the 64-bit linear id
    (arithmetic mod 2^32), rather than with get_global_linear_id(): Intel's compiler expands that
    builtin into a switch on the work dimension which it cannot share between the three entry points
-   once they are inlined into one kernel; this form it can (a level-0 vadd on DG2 is 31% smaller). */
+   once they are inlined into one kernel; this form it can (figure in docs/abi.md, "Code size on
+   Intel's compiler"). */
 static inline uint zex_claim_value(void) {
   uint x = (uint)(get_global_id(0) - get_global_offset(0));
   uint y = (uint)(get_global_id(1) - get_global_offset(1));
