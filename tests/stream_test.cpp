@@ -448,3 +448,43 @@ TEST(StreamMoves, MoveConstructAssignSelfMoveAndDestroyMovedFrom) {
   EXPECT_NO_THROW(c.synchronize());
   EXPECT_EQ(count[0], 1u);
 }
+
+// ctest -R zex_tests_fault_reset: the claim word's reset after the first exception cannot be appended
+// (the 2nd fill: the 1st zeroes the slab). Nothing is lost: that synchronize reports the failed call,
+// the next one raises the exception, and every later throw, on this stream and on the next stream that
+// gets the slot, is caught.
+TEST(StreamFaults, FailedResetKeepsTheExceptionAndTheSlotArmed) {
+  if (!zex_test::fault_run("reset"))
+    GTEST_SKIP() << "runs in the CTest entry zex_tests_fault_reset (ZEX_CPU_FAIL for the whole process)";
+  auto& e = zex_test::env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  zex_test::Usm<uint32_t> count(1);
+  uint32_t index = 0;
+  {
+    zex::Stream s(e.dev);
+    index = s.slot().index;
+    s.launch(k, zex_test::cfg1d(1, 1, 1), count.get(), uint32_t(1));
+    try {
+      s.synchronize();
+      FAIL() << "the reset's zeCommandListAppendMemoryFill did not fail";
+    } catch (const zex::ZeError& ex) {
+      EXPECT_EQ(ex.call(), "zeCommandListAppendMemoryFill");
+    }
+    try {
+      s.synchronize();
+      FAIL() << "the exception whose reset failed was lost";
+    } catch (const zex::KernelException& ex) {
+      EXPECT_EQ(ex.name(), "StreamError");
+    }
+    for (int round = 0; round < 3; ++round) {
+      s.launch(k, zex_test::cfg1d(1, 1, 1), count.get(), uint32_t(1));
+      EXPECT_THROW(s.synchronize(), zex::KernelException) << "round " << round;
+    }
+  }
+  zex::Stream next(e.dev);
+  EXPECT_EQ(next.slot().index, index) << "the pool hands the same slot out again";
+  for (int round = 0; round < 3; ++round) {
+    next.launch(k, zex_test::cfg1d(1, 1, 1), count.get(), uint32_t(1));
+    EXPECT_THROW(next.synchronize(), zex::KernelException) << "new stream, round " << round;
+  }
+}

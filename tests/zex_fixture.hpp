@@ -83,6 +83,13 @@ inline zex::LaunchConfig cfg1d(uint32_t groups, uint32_t size, int level = -1) {
   return c;
 }
 
+/// True in the CTest entry zex_tests_fault_<name>, which sets ZEX_TEST_FAULT=<name> and a ZEX_CPU_FAIL
+/// rule for the whole process (tests/zex_tests.cmake).
+inline bool fault_run(const char* name) {
+  const char* v = std::getenv("ZEX_TEST_FAULT");
+  return v && std::string(v) == name;
+}
+
 /// Sets (or unsets, with nullptr) an environment variable for the scope.
 class ScopedEnv {
  public:

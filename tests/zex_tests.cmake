@@ -52,6 +52,17 @@ if(ZEX_CPU_DRIVER)
   zex_add_l0_test(zex_tests_faults COMMAND zex_tests --gtest_filter=ErrorFaults.*
                   ENV ZEX_TEST_FAULTS=1
                       "ZEX_CPU_FAIL=zeMemAllocDevice:1:ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,zeModuleCreate:1:ZE_RESULT_ERROR_MODULE_BUILD_FAILURE,zeCommandListAppendLaunchKernel:1:ZE_RESULT_ERROR_DEVICE_LOST")
+  # One failing call each, in a process of its own: ZEX_TEST_FAULT picks the test that expects it.
+  foreach(fault IN ITEMS
+      "slab_fill|SlabFaults.*|zeCommandListAppendBarrier:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY"
+      "reset|StreamFaults.*|zeCommandListAppendMemoryFill:2:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY")
+    string(REPLACE "|" ";" parts "${fault}")
+    list(GET parts 0 name)
+    list(GET parts 1 filter)
+    list(GET parts 2 rule)
+    zex_add_l0_test(zex_tests_fault_${name} COMMAND zex_tests --gtest_filter=${filter}
+                    ENV ZEX_TEST_FAULT=${name} ZEX_CPU_FAIL=${rule})
+  endforeach()
 endif()
 # No driver at all: the loader is pointed at a file that does not exist.
 add_test(NAME zex_tests_no_driver COMMAND zex_tests --gtest_filter=NoDriver.*)

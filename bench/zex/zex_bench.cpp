@@ -441,15 +441,12 @@ int main(int argc, char** argv) {
     benchmark::RunSpecifiedBenchmarks(&rep);
     idle_streams().clear();
     idle_raw().clear();
-    auto get = [&](const std::string& n) { return rep.median(n); };
-    auto ratio = [&](const char* what, const std::string& a, const std::string& b) {
-      const double x = get(a), y = get(b);
+    auto print_ratio = [&](bool cpu, const char* what, const std::string& a, const std::string& b) {
+      const double x = rep.median(a, cpu), y = rep.median(b, cpu);
       if (x > 0 && y > 0) std::printf("  %-46s %9.3f us / %9.3f us = %.3fx\n", what, x / 1e3, y / 1e3, x / y);
     };
-    auto cpu_ratio = [&](const char* what, const std::string& a, const std::string& b) {
-      const double x = rep.median(a, true), y = rep.median(b, true);
-      if (x > 0 && y > 0) std::printf("  %-46s %9.3f us / %9.3f us = %.3fx\n", what, x / 1e3, y / 1e3, x / y);
-    };
+    auto ratio = [&](const char* what, const std::string& a, const std::string& b) { print_ratio(false, what, a, b); };
+    auto cpu_ratio = [&](const char* what, const std::string& a, const std::string& b) { print_ratio(true, what, a, b); };
     std::printf("\nReal time, ratios of medians (this run):\n");
     for (const char* n : {"1", "100", "1000"})
       ratio(("launch+sync zex/raw, " + std::string(n) + " streams").c_str(),

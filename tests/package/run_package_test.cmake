@@ -5,19 +5,8 @@
 #   driver-free checks, and build the consumer once more with the flags of `pkg-config zex`.
 # MODE=e2e (package_e2e_test, after package_test): run the consumer end to end on the installed
 #   zex-cpu, with the kernels in KERNELS.
-foreach(var MODE ZEX_BUILD_DIR STAGE CONSUMER_SOURCE CONSUMER_BUILD)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "run_package_test.cmake: -D${var}= is required")
-  endif()
-endforeach()
-
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message(STATUS "${what}:\n${out}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/../run_steps.cmake)
+zex_require_vars(run_package_test.cmake MODE ZEX_BUILD_DIR STAGE CONSUMER_SOURCE CONSUMER_BUILD)
 
 if(MODE STREQUAL "build")
   file(REMOVE_RECURSE ${STAGE} ${CONSUMER_BUILD})
@@ -25,17 +14,17 @@ if(MODE STREQUAL "build")
   if(ZEX_CONFIG)
     set(config_args --config ${ZEX_CONFIG})
   endif()
-  run("cmake --install" ${CMAKE_COMMAND} --install ${ZEX_BUILD_DIR} --prefix ${STAGE} ${config_args})
+  zex_run("cmake --install" ${CMAKE_COMMAND} --install ${ZEX_BUILD_DIR} --prefix ${STAGE} ${config_args})
 
   # Only the stage: no user or system package registry, no zex_DIR from a cache.
-  run("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BUILD}
+  zex_run("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BUILD}
       -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
       -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER}
       -DCMAKE_PREFIX_PATH=${STAGE} -DZEX_STAGE=${STAGE}
       -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
-  run("build the consumer" ${CMAKE_COMMAND} --build ${CONSUMER_BUILD})
-  run("consumer abi" ${CONSUMER_BUILD}/consumer abi)
-  run("consumer_c" ${CONSUMER_BUILD}/consumer_c)
+  zex_run("build the consumer" ${CMAKE_COMMAND} --build ${CONSUMER_BUILD})
+  zex_run("consumer abi" ${CONSUMER_BUILD}/consumer abi)
+  zex_run("consumer_c" ${CONSUMER_BUILD}/consumer_c)
 
   # zex.pc: the same program compiled and linked with nothing but pkg-config's flags.
   find_program(PKG_CONFIG pkg-config)
@@ -58,10 +47,10 @@ if(MODE STREQUAL "build")
       message(FATAL_ERROR "pkg-config zex: devicelibrary '${spv}' does not exist")
     endif()
     separate_arguments(flag_list UNIX_COMMAND "${flags}")
-    run("c++ with pkg-config zex (${flags})" ${CXX_COMPILER} -std=c++17
+    zex_run("c++ with pkg-config zex (${flags})" ${CXX_COMPILER} -std=c++17
         "-DZEX_CONSUMER_DEVICE_SPV=\"${spv}\"" ${CONSUMER_SOURCE}/consumer.cpp ${flag_list}
         -o ${CONSUMER_BUILD}/consumer_pkgconfig)
-    run("consumer_pkgconfig abi" ${CONSUMER_BUILD}/consumer_pkgconfig abi)
+    zex_run("consumer_pkgconfig abi" ${CONSUMER_BUILD}/consumer_pkgconfig abi)
   else()
     message(STATUS "pkg-config not found: zex.pc not checked")
   endif()
@@ -72,7 +61,7 @@ elseif(MODE STREQUAL "e2e")
     message(FATAL_ERROR "expected one installed zex-cpu (libze_zex_cpu.so) in ${STAGE}, found: ${drivers}")
   endif()
   set(ENV{ZE_ENABLE_ALT_DRIVERS} ${drivers})
-  run("consumer run (ZE_ENABLE_ALT_DRIVERS=${drivers})" ${CONSUMER_BUILD}/consumer run ${KERNELS})
+  zex_run("consumer run (ZE_ENABLE_ALT_DRIVERS=${drivers})" ${CONSUMER_BUILD}/consumer run ${KERNELS})
 else()
   message(FATAL_ERROR "MODE must be build or e2e")
 endif()
