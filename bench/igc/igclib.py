@@ -106,8 +106,10 @@ class Toolchain:
         constants, so they are set as the default values and then frozen into ordinary constants,
         which is what a driver does with ze_module_constants_t before IGC sees the module."""
         pairs = ' '.join(f'{k}:{v}' for k, v in values.items())
-        run([self.spirv_opt, '--set-spec-const-default-value', pairs, '--freeze-spec-const', spv, '-o', out],
-            'spirv-opt')
+        # --skip-validation: spirv-opt's own check refuses llvm-spirv's -g output (docs/spirv-passes.md); the
+        # module was validated by zex-spirv the way zex::Module validates it.
+        run([self.spirv_opt, '--skip-validation', '--set-spec-const-default-value', pairs, '--freeze-spec-const',
+             spv, '-o', out], 'spirv-opt')
         return out
 
 
