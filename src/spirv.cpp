@@ -8,8 +8,8 @@
 #include <spirv-tools/linker.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,8 +46,7 @@ struct Diagnostics {
 // its diagnostic.
 std::vector<uint32_t> without_debug_info(const std::vector<uint32_t>& words) {
   try {
-    passes::Module m = passes::parse(words);
-    return passes::strip_debug_info(m) ? passes::to_words(m) : words;
+    return passes::run_on_words(words, [](passes::Module& m) { return passes::strip_debug_info(m) != 0; });
   } catch (const std::invalid_argument&) {
     return words;
   }
@@ -82,7 +81,9 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
   spvtools::SpirvTools tools(passes::target_env(words));
   Diagnostics diag;
   tools.SetMessageConsumer(diag.consumer());
-  if (!tools.Validate(without_debug_info(words)))
+  const std::vector<uint32_t> shown = without_debug_info(words);
+  if (shown.size() != words.size()) diag.text = "(word positions are in the module without its debug information)";
+  if (!tools.Validate(shown))
     throw std::invalid_argument(std::string("zex::Module: ") + what + " (SPIR-V " + version_of(words) +
                                 ") is invalid; SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
@@ -110,8 +111,7 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
     throw std::invalid_argument("zex::Module: linking the module with the zex device library failed; "
                                 "SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
-  passes::Module m = passes::parse(linked);
-  return passes::merge_duplicate_builtins(m) ? passes::to_words(m) : linked;
+  return passes::merge_duplicate_builtins(linked);
 }
 
 }  // namespace

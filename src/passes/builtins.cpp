@@ -72,10 +72,5 @@ bool merge_duplicate_builtins(Module& m) {
   return true;
 }
 
-std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words) {
-  Module m = parse(words);
-  return merge_duplicate_builtins(m) ? to_words(m) : words;
-}
-
 }  // namespace passes
 }  // namespace zex

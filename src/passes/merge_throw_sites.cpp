@@ -503,10 +503,5 @@ bool merge_throw_sites(Module& m) {
   return true;
 }
 
-std::vector<uint32_t> merge_throw_sites(const std::vector<uint32_t>& words) {
-  Module m = parse(words);
-  return merge_throw_sites(m) ? to_words(m) : words;
-}
-
 }  // namespace passes
 }  // namespace zex

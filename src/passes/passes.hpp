@@ -31,9 +31,21 @@ std::vector<std::string> kernel_names(const Module& m);
 /// names and OpString stay. Returns the number of instructions removed.
 size_t strip_debug_info(Module& m);
 
-/// Word-level conveniences: parse, run, serialize. parse() errors are std::invalid_argument.
-std::vector<uint32_t> merge_throw_sites(const std::vector<uint32_t>& words);
-std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words);
+/// Runs `pass` (bool(Module&)) on the parsed words: the new words if it changed them, else `words`.
+/// @throws std::invalid_argument if the words do not parse
+template <class Pass>
+std::vector<uint32_t> run_on_words(const std::vector<uint32_t>& words, Pass pass) {
+  Module m = parse(words);
+  return pass(m) ? to_words(m) : words;
+}
+
+/// Word-level conveniences (run_on_words).
+inline std::vector<uint32_t> merge_throw_sites(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return merge_throw_sites(m); });
+}
+inline std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return merge_duplicate_builtins(m); });
+}
 
 }  // namespace passes
 }  // namespace zex

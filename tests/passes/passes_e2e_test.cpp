@@ -5,6 +5,7 @@
 // line at level 2.
 #include "zex_fixture.hpp"
 
+#include "gather17_lines.hpp"
 #include "passes_util.hpp"
 
 #include <algorithm>
@@ -22,15 +23,6 @@ Device& device() {
   return *d;
 }
 
-std::vector<uint32_t> gather17_lines() {
-  std::ifstream f(ZEX_PASSES_GATHER17_SOURCE);
-  std::vector<uint32_t> lines;
-  std::string l;
-  for (uint32_t n = 1; std::getline(f, l); ++n)
-    if (l.find("ZEXB_CHECK(j, n);") != std::string::npos) lines.push_back(n);
-  return lines;
-}
-
 TEST(DebugInfoModule, AcceptedMergedAndReportsTheFailingSite) {
   auto& d = device();
   const auto bytes = passes_test::read_bytes(std::string(ZEX_PASSES_KERNELS) + "/gather17_g.spv");
@@ -39,7 +31,7 @@ TEST(DebugInfoModule, AcceptedMergedAndReportsTheFailingSite) {
   // One cold region: the library's zex_report_exception is called once, not 17 times.
   EXPECT_EQ(passes_test::count_calls(mod.spirv(), "zex_report_exception"), 1u);
 
-  const auto lines = gather17_lines();
+  const auto lines = gather17_lines(ZEX_PASSES_GATHER17_SOURCE);
   ASSERT_EQ(lines.size(), 17u);
   const uint32_t n = 64, m = 32;
   zex_test::Usm<float> out(m, d.ctx.handle(), d.dev.handle()), src(n, d.ctx.handle(), d.dev.handle());

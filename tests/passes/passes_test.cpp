@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <random>
+#include <typeinfo>
 
 using namespace passes_test;
 
