@@ -48,6 +48,10 @@ if(TARGET zex)
     set(ZEX_STATIC_LIBRARY ON)   # its private SPIRV-Tools dependencies travel with it
   endif()
 endif()
+if(TARGET zex-spirv)
+  # The SPIR-V steps zex::Module runs, as a command for compilers that want them offline (tools/).
+  install(TARGETS zex-spirv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT zex_development)
+endif()
 if(TARGET ze_zex_cpu)
   # A loader-loaded driver, exported so consumers can write $<TARGET_FILE:zex::cpu_driver> into
   # ZE_ENABLE_ALT_DRIVERS; nothing links it.

@@ -1,6 +1,8 @@
-# zex_add_spirv(<out.spv> SOURCE <file.cl> [INCLUDES dir...] [DEFINES X=1...] [DEPENDS file...] [BITCODE_ONLY])
+# zex_add_spirv(<out.spv> SOURCE <file.cl> [INCLUDES dir...] [DEFINES X=1...] [DEPENDS file...]
+#               [FLAGS flag...] [DEBUG])
 # Compiles OpenCL C to SPIR-V with clang-15 + llvm-spirv-15. clang-15 must run as cc1 with typed pointers,
-# or llvm-spirv-15 rejects its bitcode.
+# or llvm-spirv-15 rejects its bitcode. DEBUG: with debug information, as clang -g writes it
+# (OpenCL.DebugInfo.100 and OpLine in the SPIR-V).
 #
 # The tools are looked up only when something is compiled (zex_require_spirv_toolchain()): a runtime
 # that adds zex with add_subdirectory() gets the prebuilt device library and needs none of them.
@@ -13,11 +15,14 @@ endmacro()
 
 function(zex_add_spirv out)
   zex_require_spirv_toolchain()
-  cmake_parse_arguments(A "" "SOURCE" "INCLUDES;DEFINES;DEPENDS;FLAGS" ${ARGN})
+  cmake_parse_arguments(A "DEBUG" "SOURCE" "INCLUDES;DEFINES;DEPENDS;FLAGS" ${ARGN})
   get_filename_component(src "${A_SOURCE}" ABSOLUTE)
   set(bc "${out}.bc")
   set(flags -cc1 -no-opaque-pointers -triple spir64-unknown-unknown -cl-std=CL2.0
             -finclude-default-header -emit-llvm-bc -O2 ${A_FLAGS})
+  if(A_DEBUG)
+    list(APPEND flags -debug-info-kind=limited -dwarf-version=4)
+  endif()
   foreach(i IN LISTS A_INCLUDES)
     list(APPEND flags -I "${i}")
   endforeach()

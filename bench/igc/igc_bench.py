@@ -9,14 +9,16 @@ load hits every variant alike).
 
 Variants: nocheck, silent, printf, copy (ancestor: strings copied on the device), zex0/zex1/zex2 (the
 user kernel linked with the zex device library, the debug level set through its specialization
-constant), and <proto>0/1/2 for each device-library prototype in bench/igc/proto/<proto>/.
+constant); -shared: one throw block per kernel written by hand; -merged: the per-site module through
+zex-spirv link (the C++ throw-site merge, exactly what zex::Module does). With --debug-info every
+kernel is compiled with -g (docs/benchmarks-igc.md, "With debug information").
 
-Writes <out>/igc.csv, <out>/igc.json and <out>/igc.md. Exit status: 0 on success (targets are
+Writes <out>/igc.csv, <out>/igc.json (read by summarize.py) and <out>/igc.md. Exit status: 0 on success (targets are
 reported, not enforced; tests/igc enforces the shape rules), 1 on a tool failure, 77 when ocloc is
 not installed.
 
-    python3 bench/igc/igc_bench.py --out build/igc-results            # everything, ~1-2 min
-    python3 bench/igc/igc_bench.py --runs 3 --protos all --out /tmp/r  # with the prototypes
+    python3 bench/igc/igc_bench.py --zex-spirv build/tools/zex-spirv --out build/igc-results   # ~1-2 min
+    python3 bench/igc/igc_bench.py --debug-info --shapes gather17 --runs 1 --out /tmp/g          # with -g
 """
 
 import argparse
@@ -32,7 +34,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import igclib  # noqa: E402
-import merge_throw_sites  # noqa: E402
 
 SHAPES = {  # shape -> (source, kernel name, checked sites in the source)
     'vadd': ('vadd.cl', 'vadd', 1),
@@ -44,10 +45,10 @@ ZEXB_ZEX = 4
 ZEXB_ZEX_SHARED = 5
 LEVELS = (0, 1, 2)
 # Call-site styles: as <zex/device.h> emits it (one cold block per site); one throw block per kernel
-# written by hand (what a compiler can emit); the per-site module after the merge_throw_sites.py pass.
+# written by hand (what a compiler can emit); the per-site module after zex's throw-site merge.
 STYLES = ('', '-shared', '-merged')
 STYLE_LABELS = {'': '', '-shared': ' (one throw block per kernel, by hand)',
-                '-merged': ' (per-site macro + merge_throw_sites pass)'}
+                '-merged': ' (per-site macro + throw-site merge)'}
 
 
 def repo_root():
@@ -55,24 +56,17 @@ def repo_root():
 
 
 class Library:
-    """A zex device library to link user kernels with: the project's, or a prototype."""
+    """The zex device library user kernels are linked with."""
 
-    def __init__(self, label, spv, includes, own_header=False):
+    def __init__(self, label, spv, includes):
         self.label, self.spv, self.includes = label, spv, includes
-        self.own_header = own_header   # a prototype call site: merge_throw_sites does not apply
 
 
 def project_library(tc, root, work, device_spv):
     """The project's device library: --device-spv (the CMake build's ${ZEX_DEVICE_SPV}) or built here
     from device/zex_device.cl, so that the script runs without make."""
-    incs = [os.path.join(root, 'include')]
-    dev_inc = os.path.join(root, 'device', 'include')
-    if os.path.exists(os.path.join(dev_inc, 'zex', 'device.h')):
-        header = 'device/include/zex/device.h'
-        incs.insert(0, dev_inc)
-    else:
-        header = 'bench/igc/proto/fallback (device/include/zex/device.h missing)'
-        incs.insert(0, os.path.join(HERE, 'proto', 'fallback', 'include'))
+    incs = [os.path.join(root, 'device', 'include'), os.path.join(root, 'include')]
+    header = 'device/include/zex/device.h'
     if device_spv:
         spv = device_spv
     else:
@@ -81,49 +75,9 @@ def project_library(tc, root, work, device_spv):
     return Library('zex', spv, incs), header
 
 
-def proto_libraries(tc, root, work, names):
-    """Prototypes in bench/igc/proto/<name>/: lib.cl, or derive.json (the project's library source with
-    textual replacements, applied at run time so the prototype tracks the real library), and
-    include/zex/device.h if the prototype changes the call site too (else the project's header)."""
-    base = os.path.join(HERE, 'proto')
-    avail = sorted(d for d in os.listdir(base)
-                   if os.path.exists(os.path.join(base, d, 'lib.cl'))
-                   or os.path.exists(os.path.join(base, d, 'derive.json')))
-    if names == ['all']:
-        names = avail
-    libs = []
-    for n in names:
-        if n not in avail:
-            raise SystemExit(f'unknown prototype {n!r}; available: {", ".join(avail) or "none"}')
-        d = os.path.join(base, n)
-        incs = [os.path.join(root, 'include')]
-        own = os.path.exists(os.path.join(d, 'include', 'zex', 'device.h'))
-        if own:
-            incs.insert(0, os.path.join(d, 'include'))
-        elif os.path.exists(os.path.join(root, 'device', 'include', 'zex', 'device.h')):
-            incs.insert(0, os.path.join(root, 'device', 'include'))
-        else:
-            incs.insert(0, os.path.join(base, 'fallback', 'include'))
-        src = os.path.join(d, 'lib.cl')
-        if not os.path.exists(src):
-            with open(os.path.join(d, 'derive.json')) as f:
-                spec = json.load(f)
-            with open(os.path.join(root, spec['from'])) as f:
-                text = f.read()
-            for old, new in spec['replace']:
-                if old not in text:
-                    raise igclib.ToolError(f'prototype {n}: {spec["from"]} no longer contains {old!r}')
-                text = text.replace(old, new)
-            src = os.path.join(work, f'proto_{n}.cl')
-            with open(src, 'w') as f:
-                f.write(text)
-        spv = tc.cl_to_spv(src, os.path.join(work, f'proto_{n}.spv'), includes=incs)
-        libs.append(Library(n, spv, incs, own))
-    return libs
-
-
-def build_modules(tc, work, shapes, libs, shared):
-    """[(shape, variant, level or None, kernel name, SPIR-V bytes)] for every configuration."""
+def build_modules(tc, work, shapes, libs, shared, flags=()):
+    """[(shape, variant, level or None, kernel name, SPIR-V bytes)] for every configuration; `flags`
+    go to clang (DEBUG_FLAGS for -g)."""
     kdir = os.path.join(HERE, 'kernels')
     mods = []
     for shape in shapes:
@@ -131,26 +85,19 @@ def build_modules(tc, work, shapes, libs, shared):
         path = os.path.join(kdir, src)
         for v, num in BASE_VARIANTS.items():
             spv = tc.cl_to_spv(path, os.path.join(work, f'{shape}_{v}.spv'), includes=[kdir],
-                               defines=[f'ZEXB_VARIANT={num}'])
+                               defines=[f'ZEXB_VARIANT={num}'], flags=flags)
             mods.append((shape, v, None, kname, open(spv, 'rb').read()))
         for lib in libs:
             styles = [('', ZEXB_ZEX)]
             if shared and lib.label == 'zex':   # the hand-written block cross-checks the pass once
                 styles += [('-shared', ZEXB_ZEX_SHARED)]
-            if shared and not lib.own_header:
+            if shared:
                 styles += [('-merged', ZEXB_ZEX)]
             for style, num in styles:
                 tag = f'{shape}_{lib.label}{style}'
                 user = tc.cl_to_spv(path, os.path.join(work, f'{tag}_user.spv'),
-                                    includes=[kdir] + lib.includes, defines=[f'ZEXB_VARIANT={num}'])
-                if style == '-merged':   # the link-time pass prototype (merge_throw_sites.py)
-                    with open(user, 'rb') as f:
-                        merged = merge_throw_sites.merge_throw_sites(f.read())
-                    user = os.path.join(work, f'{tag}_user_merged.spv')
-                    with open(user, 'wb') as f:
-                        f.write(merged)
-                    tc.validate(user)
-                linked = tc.link([user, lib.spv], os.path.join(work, f'{tag}.spv'))
+                                    includes=[kdir] + lib.includes, defines=[f'ZEXB_VARIANT={num}'], flags=flags)
+                linked = tc.link(user, lib.spv, os.path.join(work, f'{tag}.spv'), merge=style == '-merged')
                 for level in LEVELS:
                     out = tc.specialize(linked, os.path.join(work, f'{tag}{level}.spv'),
                                         {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
@@ -315,7 +262,8 @@ def main(argv=None):
     ap.add_argument('--runs', type=int, default=5, help='timed compiles per configuration (default 5)')
     ap.add_argument('--devices', default='dg2,pvc')
     ap.add_argument('--shapes', default=','.join(SHAPES))
-    ap.add_argument('--protos', default='', help="device-library prototypes from bench/igc/proto/ ('all')")
+    ap.add_argument('--zex-spirv', help='the zex-spirv command (default: $ZEX_SPIRV, build/tools/, PATH)')
+    ap.add_argument('--debug-info', action='store_true', help='compile every kernel with -g')
     ap.add_argument('--no-zex', action='store_true', help='skip the project device library')
     ap.add_argument('--no-shared', action='store_true',
                     help='skip the shared-throw-block variants (<lib><level>-shared, <lib><level>-merged)')
@@ -334,16 +282,15 @@ def main(argv=None):
         if s not in SHAPES:
             raise SystemExit(f'unknown shape {s!r}; shapes: {", ".join(SHAPES)}')
     try:
-        tc = igclib.Toolchain()
+        tc = igclib.Toolchain(a.zex_spirv)
         with tempfile.TemporaryDirectory(prefix='zex-igc-') as work:
             libs = []
             header = ''
             if not a.no_zex:
                 lib, header = project_library(tc, a.root, work, a.device_spv)
                 libs.append(lib)
-            protos = [p for p in a.protos.split(',') if p]
-            libs += proto_libraries(tc, a.root, work, protos)
-            mods = build_modules(tc, work, shapes, libs, not a.no_shared)
+            mods = build_modules(tc, work, shapes, libs, not a.no_shared,
+                                 igclib.DEBUG_FLAGS if a.debug_info else ())
             log(f'igc_bench: {len(mods)} modules x {len(devices)} devices, {a.runs} timed runs, {ocloc.mode()}')
             rows = measure(ocloc, mods, devices, a.runs, log)
     except igclib.ToolError as e:
@@ -356,7 +303,7 @@ def main(argv=None):
     targets = evaluate_targets(rows, libs, devices)
     meta = {'ocloc': ocloc.mode(), 'ocloc_version': ocloc_version(), 'runs': a.runs, 'devices': devices,
             'shapes': shapes, 'device_library': a.device_spv or 'device/zex_device.cl (built by the script)',
-            'header': header or 'n/a', 'libraries': [lb.label for lb in libs],
+            'header': header or 'n/a', 'libraries': [lb.label for lb in libs], 'debug_info': a.debug_info,
             'date_utc': time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())}
     print(write_outputs(a.out, rows, targets, meta))
     log(f'igc_bench: wrote {a.out}/igc.csv, igc.json, igc.md')

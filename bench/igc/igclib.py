@@ -44,20 +44,33 @@ def run(cmd, what):
     return r.stdout.decode(errors='replace')
 
 
-class Toolchain:
-    """clang-15 + llvm-spirv-15 + spirv-link + spirv-opt, located once."""
+# With -g: the debug information clang-15 -g writes (cc1 spelling), as the compilers zex serves do.
+DEBUG_FLAGS = ['-debug-info-kind=limited', '-dwarf-version=4']
 
-    def __init__(self):
+
+def find_zex_spirv(given=None):
+    """zex-spirv (tools/), the C++ passes as a command: `given`, $ZEX_SPIRV, the build tree, or PATH."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for p in (given, os.environ.get('ZEX_SPIRV'), os.path.join(root, 'build', 'tools', 'zex-spirv')):
+        if p and os.path.exists(p):
+            return p
+    return find_tool(['zex-spirv'])
+
+
+class Toolchain:
+    """clang-15 + llvm-spirv-15 + spirv-opt + zex-spirv, located once."""
+
+    def __init__(self, zex_spirv=None):
         self.clang = find_tool(['clang-15'])
         self.llvm_spirv = find_tool(['llvm-spirv-15'])
-        self.spirv_link = find_tool(['spirv-link'])
         self.spirv_opt = find_tool(['spirv-opt'])
-        self.spirv_val = find_tool(['spirv-val'])
+        self.zex_spirv = find_zex_spirv(zex_spirv)
         missing = [n for n, p in [('clang-15', self.clang), ('llvm-spirv-15', self.llvm_spirv),
-                                  ('spirv-link', self.spirv_link), ('spirv-opt', self.spirv_opt)] if not p]
+                                  ('spirv-opt', self.spirv_opt), ('zex-spirv', self.zex_spirv)] if not p]
         if missing:
             raise ToolError('missing tools: ' + ', '.join(missing)
-                            + ' (Debian: clang-15 llvm-spirv-15 spirv-tools; see scripts/install-deps.sh)')
+                            + ' (Debian: clang-15 llvm-spirv-15 spirv-tools, see scripts/install-deps.sh; '
+                            'zex-spirv: cmake --build build --target zex-spirv, or --zex-spirv PATH)')
 
     def cl_to_spv(self, src, out, includes=(), defines=(), flags=()):
         """OpenCL C -> SPIR-V the way cmake/ZexSpirv.cmake does (cc1, typed pointers, -O2)."""
@@ -73,19 +86,19 @@ class Toolchain:
         return out
 
     def validate(self, spv):
-        """spirv-val, when installed."""
-        if self.spirv_val:
-            run([self.spirv_val, spv], 'spirv-val')
+        """The validation zex::Module does (debug information set aside; docs/spirv-passes.md)."""
+        run([self.zex_spirv, 'validate', spv], 'zex-spirv validate')
 
-    def link(self, modules, out):
-        """spirv-link, user module first, then the library (ABI.md), then one variable per built-in,
-        as zex::Module does (src/spirv.cpp; see spirv_link_zex.py)."""
-        import spirv_link_zex
-        run([self.spirv_link, *modules, '-o', out], 'spirv-link')
-        with open(out, 'rb') as f:
-            data = spirv_link_zex.merge_duplicate_builtins(f.read())
-        with open(out, 'wb') as f:
-            f.write(data)
+    def merge(self, spv, out):
+        """The throw-site merge alone (src/passes/merge_throw_sites.cpp)."""
+        run([self.zex_spirv, 'merge', spv, '-o', out], 'zex-spirv merge')
+        return out
+
+    def link(self, user, lib, out, merge=True):
+        """What zex::Module hands the driver: validate, merge the throw sites (unless merge=False), link
+        with the library `lib` (user module first), one variable per built-in, validate."""
+        run([self.zex_spirv, 'link', user, '-o', out, '--library', lib] + ([] if merge else ['--no-merge']),
+            'zex-spirv link')
         return out
 
     def specialize(self, spv, out, values):
@@ -93,8 +106,10 @@ class Toolchain:
         constants, so they are set as the default values and then frozen into ordinary constants,
         which is what a driver does with ze_module_constants_t before IGC sees the module."""
         pairs = ' '.join(f'{k}:{v}' for k, v in values.items())
-        run([self.spirv_opt, '--set-spec-const-default-value', pairs, '--freeze-spec-const', spv, '-o', out],
-            'spirv-opt')
+        # --skip-validation: spirv-opt's own check refuses llvm-spirv's -g output (docs/spirv-passes.md); the
+        # module was validated by zex-spirv the way zex::Module validates it.
+        run([self.spirv_opt, '--skip-validation', '--set-spec-const-default-value', pairs, '--freeze-spec-const',
+             spv, '-o', out], 'spirv-opt')
         return out
 
 

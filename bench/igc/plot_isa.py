@@ -47,7 +47,7 @@ def main():
             f"set output '{os.path.abspath(a.png)}'",
             'set termoption noenhanced',
             f"set multiplot layout {len(devices)},{len(shapes)} title 'ISA bytes per bounds-check variant "
-            f"(IGC via ocloc; blue: zex, one cold path per site; green: the same after merge_throw_sites, one throw block per kernel)'",
+            f"(IGC via ocloc; blue: zex, one cold path per site; green: the same after the throw-site merge, one throw block per kernel)'",
             'set style fill solid 0.9 border -1', 'set boxwidth 0.75', 'set logscale y', 'set grid ytics',
             'set xtics rotate by -45 noenhanced', 'set ylabel "ISA bytes (log)"', 'unset key',
             'set format y "%.0s%c"', 'set yrange [256:*]', 'set offsets 0.5,0.5,0,0',

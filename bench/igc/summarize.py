@@ -11,7 +11,6 @@ import sys
 
 MAIN = ['nocheck', 'silent', 'printf', 'copy', 'zex0', 'zex1', 'zex2', 'zex0-merged', 'zex1-merged',
         'zex2-merged']
-PROTOS = ['nolaunch1-merged', 'lean1', 'lean1-merged', 'noinline1', 'noinline1-merged', 'fusednoinl1', 'fusednoinl2']
 
 
 def main():
@@ -79,21 +78,6 @@ def main():
     out += ['**Private + spill memory** (`per_thread_memory_buffers`) of the variants above, every shape and '
             'device: ' + ('none' if not mem else ', '.join(f'{d}/{s}/{v}: {b} B' for d, s, v, b in mem))
             + f"; GRF count: {', '.join(map(str, grfs))}.", '']
-
-    protos = [v for v in PROTOS if any(r['variant'] == v for r in rows)]
-    if protos:
-        out += ['**Device-library prototypes** (bench/igc/proto/), gather17: ISA bytes (× silent), SIMD width, '
-                'private+spill bytes/thread:', '']
-        out.append('| device | ' + ' | '.join(protos) + ' |')
-        out.append('|---|' + '--:|' * len(protos))
-        for dev in meta['devices']:
-            cells = []
-            for v in protos:
-                r = idx.get((dev, 'gather17', v))
-                cells.append(f"{r['isa_bytes']} ({r['isa_vs_silent']}), SIMD{r['simd_size']}, "
-                             f"{r['per_thread_memory_bytes']} B" if r else '')
-            out.append(f'| {dev} | ' + ' | '.join(cells) + ' |')
-        out.append('')
 
     out += ['**Targets** (issue 4), project device library:', '',
             '| call site | target | device | measured | limit | met |', '|---|---|---|--:|--:|---|']

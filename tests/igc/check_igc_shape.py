@@ -6,7 +6,7 @@ Compiles, with Intel's offline compiler (ocloc) for DG2 and PVC, every zex debug
     both as <zex/device.h> emits it (one cold block per site) and with one throw block per kernel,
   - tests/igc/kernels/abi_calls.cl, which calls the three ABI entry points as a compiler would,
   - tests/igc/kernels/merge_patterns.cl (loops, two exception kinds, inlined helpers), as is and after
-    bench/igc/merge_throw_sites.py (the per-kernel throw block the shapes get as -merged too),
+    zex's throw-site merge (zex-spirv link, the per-kernel throw block the shapes get as -merged too),
 each linked with the device library (user module first) and specialized through the debug-level
 specialization constant, and fails if any kernel has per-thread private or spill memory
 (.ze_info per_thread_memory_buffers). A kernel that compiles to a narrower SIMD width than the same
@@ -27,7 +27,6 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, 'bench', 'igc'))
 import igclib  # noqa: E402
 import igc_bench  # noqa: E402
-import merge_throw_sites  # noqa: E402
 
 SKIP = 77
 
@@ -36,6 +35,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--device-spv', help='device library SPIR-V (default: build device/zex_device.cl)')
     ap.add_argument('--devices', default='dg2,pvc')
+    ap.add_argument('--zex-spirv', help='the zex-spirv command (CTest passes the build\'s)')
     ap.add_argument('--strict-simd', action='store_true',
                     help='also fail when a zex kernel compiles to a narrower SIMD width than the silent check')
     a = ap.parse_args()
@@ -46,7 +46,7 @@ def main():
               'cannot compile for DG2/PVC', flush=True)
         return SKIP
     devices = a.devices.split(',')
-    tc = igclib.Toolchain()
+    tc = igclib.Toolchain(a.zex_spirv)
     failures, warnings = [], []
     checked = 0
     with tempfile.TemporaryDirectory(prefix='zex-igc-test-') as work:
@@ -59,14 +59,7 @@ def main():
             user = tc.cl_to_spv(os.path.join(HERE, 'kernels', f'{kname}.cl'), os.path.join(work, f'{kname}.spv'),
                                 includes=lib.includes)
             style = '-merged' if merge else ''
-            if merge:
-                merged = os.path.join(work, f'{kname}_merged.spv')
-                with open(user, 'rb') as f:
-                    data = merge_throw_sites.merge_throw_sites(f.read())
-                with open(merged, 'wb') as f:
-                    f.write(data)
-                user = merged
-            linked = tc.link([user, lib.spv], os.path.join(work, f'{kname}{style}_linked.spv'))
+            linked = tc.link(user, lib.spv, os.path.join(work, f'{kname}{style}_linked.spv'), merge=merge)
             for level in igc_bench.LEVELS:
                 out = tc.specialize(linked, os.path.join(work, f'{kname}{style}{level}.spv'),
                                     {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})

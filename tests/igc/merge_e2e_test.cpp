@@ -9,6 +9,8 @@
 #include <level_zero/ze_api.h>
 #include <zex/abi.h>
 
+#include "gather17_lines.hpp"
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -24,16 +26,6 @@ std::vector<std::string> g_args;
 std::vector<uint8_t> read_file(const std::string& p) {
   std::ifstream f(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-// Source lines of the 17 checks, in order (the lines ZEX_THROW records at level 2).
-std::vector<uint32_t> check_lines(const std::string& src) {
-  std::ifstream f(src);
-  std::vector<uint32_t> lines;
-  std::string l;
-  for (uint32_t n = 1; std::getline(f, l); ++n)
-    if (l.find("ZEXB_CHECK(j, n);") != std::string::npos) lines.push_back(n);
-  return lines;
 }
 
 class MergeE2E : public ::testing::Test {
@@ -121,7 +113,7 @@ class MergeE2E : public ::testing::Test {
 
 TEST_F(MergeE2E, SameReportAtEveryLevelAndSite) {
   const auto per_site = read_file(g_args.at(0)), merged = read_file(g_args.at(1));
-  const auto lines = check_lines(g_args.at(2));
+  const auto lines = gather17_lines(g_args.at(2));
   ASSERT_FALSE(per_site.empty());
   ASSERT_FALSE(merged.empty());
   ASSERT_EQ(lines.size(), 17u) << "gather17.cl should have 17 checks";

@@ -11,18 +11,24 @@
 namespace zex {
 namespace detail {
 
-// Compiled parts (src/spirv.cpp, src/device_library.cpp): SPIRV-Tools and the embedded library.
+// Compiled parts (src/spirv.cpp, src/passes/, the embedded library): SPIRV-Tools stays inside them.
 
 /// The words of a SPIR-V binary given as bytes (either endianness).
 /// @throws std::invalid_argument if the size is not a multiple of 4 or the magic number is wrong
 std::vector<uint32_t> spirv_words(const void* data, size_t size_bytes);
-/// Runs SPIRV-Tools' validator (OpenCL environment).
+/// Runs SPIRV-Tools' validator (the environment of the module's SPIR-V version) on the module with its
+/// debug information (OpenCL.DebugInfo.100, NonSemantic.*) set aside; docs/spirv-passes.md.
 /// @throws std::invalid_argument whose message holds the validator's diagnostic; `what` names the module
 void validate_spirv(const std::vector<uint32_t>& words, const char* what);
-/// Links `user` with the device library (user module first) into one module.
-/// @throws std::invalid_argument with the linker's diagnostic (e.g. an import nobody exports)
-std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user);
+/// What zex::Module hands the driver, from a validated user module: the throw-site merge (unless
+/// `merge_throw_sites` is false), the link with the device library (user module first; `library`
+/// replaces the embedded one when given), one variable per built-in, validation.
+/// @throws std::invalid_argument with the linker's or validator's diagnostic (e.g. an import nobody exports)
+std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user,
+                                               const std::vector<uint32_t>* library = nullptr,
+                                               bool merge_throw_sites = true);
 /// The names of the module's kernels (OpEntryPoint Kernel).
+/// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);
 /// The embedded device library (SPIR-V 1.4 words); empty if zex was built without it.
 const std::vector<uint32_t>& device_library();

@@ -1,0 +1,140 @@
+// parse() and to_words(): SPIR-V words <-> zex::passes::Module (ir.hpp).
+#include "ir.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace zex {
+namespace passes {
+
+namespace {
+
+// Extended-instruction numbers shared by OpenCL.DebugInfo.100 and NonSemantic.Shader.DebugInfo.100.
+constexpr uint32_t kDebugScope = 23, kDebugNoScope = 24, kDebugDeclare = 28, kDebugValue = 29,
+                   kDebugLine = 103, kDebugNoLine = 104;
+
+bool is_debug_set(const std::string& name) {
+  return name == "OpenCL.DebugInfo.100" || name == "DebugInfo" || name.rfind("NonSemantic.", 0) == 0;
+}
+
+struct ParseState {
+  Module m;
+  std::map<uint32_t, bool> debug_sets;  // OpExtInstImport id -> a debug-information set
+  std::vector<Instruction> pending;     // annotations waiting for their instruction
+};
+
+spv_result_t on_header(void* user, spv_endianness_t, uint32_t magic, uint32_t version, uint32_t generator,
+                       uint32_t bound, uint32_t schema) {
+  auto* st = static_cast<ParseState*>(user);
+  st->m.header[0] = magic;
+  st->m.header[1] = version;
+  st->m.header[2] = generator;
+  st->m.header[3] = bound;
+  st->m.header[4] = schema;
+  return SPV_SUCCESS;
+}
+
+spv_result_t on_instruction(void* user, const spv_parsed_instruction_t* in) {
+  auto* st = static_cast<ParseState*>(user);
+  Instruction i;
+  i.opcode = in->opcode;
+  i.type_id = in->type_id;
+  i.result_id = in->result_id;
+  i.words.assign(in->words, in->words + in->num_words);
+  i.operands.reserve(in->num_operands);
+  for (uint16_t k = 0; k < in->num_operands; ++k)
+    i.operands.push_back({static_cast<uint32_t>(in->operands[k].type), in->operands[k].offset,
+                          in->operands[k].num_words});
+  if (i.opcode == op::ExtInstImport && i.words.size() >= 3) i.debug = st->debug_sets[i.result_id] = is_debug_set(i.string_at(2));
+  if (i.opcode == op::ExtInst && i.words.size() >= 5) {
+    auto s = st->debug_sets.find(i.words[3]);
+    i.debug = s != st->debug_sets.end() && s->second;
+  }
+  if (is_annotation(i)) {
+    st->pending.push_back(std::move(i));
+    return SPV_SUCCESS;
+  }
+  i.annotations = std::move(st->pending);
+  st->pending.clear();
+  st->m.insts.push_back(std::move(i));
+  return SPV_SUCCESS;
+}
+
+void append(std::vector<uint32_t>& out, const Instruction& i) {
+  for (const Instruction& a : i.annotations) append(out, a);
+  out.insert(out.end(), i.words.begin(), i.words.end());
+}
+
+}  // namespace
+
+std::vector<uint32_t> Instruction::used_ids() const {
+  std::vector<uint32_t> ids;
+  for (const Operand& o : operands)
+    if (is_id_use(o.type) && o.offset < words.size()) ids.push_back(words[o.offset]);
+  return ids;
+}
+
+std::string Instruction::string_at(size_t offset) const {
+  std::string s;
+  for (size_t k = offset; k < words.size(); ++k)
+    for (int b = 0; b < 4; ++b) {
+      const char c = static_cast<char>((words[k] >> (8 * b)) & 0xFFu);
+      if (c == '\0') return s;
+      s.push_back(c);
+    }
+  return s;
+}
+
+bool is_annotation(const Instruction& i) {
+  if (i.opcode == op::Line || i.opcode == op::NoLine) return true;
+  if (i.opcode != op::ExtInst || !i.debug) return false;
+  const uint32_t n = i.word(4);
+  return n == kDebugScope || n == kDebugNoScope || n == kDebugDeclare || n == kDebugValue || n == kDebugLine ||
+         n == kDebugNoLine;
+}
+
+bool is_line_or_scope(const Instruction& i) {
+  if (i.opcode == op::Line || i.opcode == op::NoLine) return true;
+  if (i.opcode != op::ExtInst || !i.debug) return false;
+  const uint32_t n = i.word(4);
+  return n == kDebugScope || n == kDebugNoScope || n == kDebugLine || n == kDebugNoLine;
+}
+
+spv_target_env target_env(const std::vector<uint32_t>& words) {
+  const uint32_t minor = words.size() > 1 ? (words[1] >> 8) & 0xffu : 0;
+  switch (minor) {
+    case 0: return SPV_ENV_UNIVERSAL_1_0;
+    case 1: return SPV_ENV_UNIVERSAL_1_1;
+    case 2: return SPV_ENV_UNIVERSAL_1_2;
+    case 3: return SPV_ENV_UNIVERSAL_1_3;
+    case 4: return SPV_ENV_UNIVERSAL_1_4;
+    case 5: return SPV_ENV_UNIVERSAL_1_5;
+    default: return SPV_ENV_UNIVERSAL_1_6;
+  }
+}
+
+Module parse(const std::vector<uint32_t>& words) {
+  if (words.size() < 5) throw std::invalid_argument("not a SPIR-V module: shorter than its 5-word header");
+  ParseState st;
+  spv_context ctx = spvContextCreate(target_env(words));
+  spv_diagnostic diag = nullptr;
+  const spv_result_t r = spvBinaryParse(ctx, &st, words.data(), words.size(), on_header, on_instruction, &diag);
+  std::string msg = diag && diag->error ? diag->error : "";
+  spvDiagnosticDestroy(diag);
+  spvContextDestroy(ctx);
+  if (r != SPV_SUCCESS)
+    throw std::invalid_argument("malformed SPIR-V module" + (msg.empty() ? std::string() : ": " + msg));
+  st.m.trailing = std::move(st.pending);
+  return std::move(st.m);
+}
+
+std::vector<uint32_t> to_words(const Module& m) {
+  std::vector<uint32_t> out(m.header, m.header + 5);
+  for (const Instruction& i : m.insts) append(out, i);
+  for (const Instruction& a : m.trailing) append(out, a);
+  return out;
+}
+
+}  // namespace passes
+}  // namespace zex

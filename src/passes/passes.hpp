@@ -1,0 +1,51 @@
+// zex's SPIR-V passes, each in its own file of src/passes/, all on the parsed module of ir.hpp. The
+// order zex::Module runs them in, and what each one keeps, is in docs/spirv-passes.md.
+#pragma once
+
+#include "ir.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace zex {
+namespace passes {
+
+/// The functions the module imports (OpDecorate LinkageAttributes "name" Import): id -> import name.
+std::map<uint32_t, std::string> imported_functions(const Module& m);
+
+/// Gives every function one shared cold region for its zex throw sites (merge_throw_sites.cpp).
+/// Returns true if it changed the module; a shape it does not know is left as it is.
+bool merge_throw_sites(Module& m);
+
+/// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
+/// Returns true if it changed the module.
+bool merge_duplicate_builtins(Module& m);
+
+/// The names of the module's kernels (OpEntryPoint Kernel), in order (entry_points.cpp).
+std::vector<std::string> kernel_names(const Module& m);
+
+/// Removes what the validator is not asked to check (validate.cpp): every OpExtInst of a
+/// debug-information set (OpenCL.DebugInfo.100, NonSemantic.*) and its OpExtInstImport. Lines,
+/// names and OpString stay. Returns the number of instructions removed.
+size_t strip_debug_info(Module& m);
+
+/// Runs `pass` (bool(Module&)) on the parsed words: the new words if it changed them, else `words`.
+/// @throws std::invalid_argument if the words do not parse
+template <class Pass>
+std::vector<uint32_t> run_on_words(const std::vector<uint32_t>& words, Pass pass) {
+  Module m = parse(words);
+  return pass(m) ? to_words(m) : words;
+}
+
+/// Word-level conveniences (run_on_words).
+inline std::vector<uint32_t> merge_throw_sites(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return merge_throw_sites(m); });
+}
+inline std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return merge_duplicate_builtins(m); });
+}
+
+}  // namespace passes
+}  // namespace zex

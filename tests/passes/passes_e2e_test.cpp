@@ -1,0 +1,95 @@
+// zex::Module end to end on zex-cpu with modules the pass layer had to learn to read: the 17-check
+// gather compiled with -g (debug information the validator used to refuse; OpLine between the calls
+// the merge used to skip) and two-site compiler-style SPIR-V. Each is accepted, merged to one cold
+// region, and reports exactly the failing site: name and reason at level 1, plus function, file and
+// line at level 2.
+#include "zex_fixture.hpp"
+
+#include "gather17_lines.hpp"
+#include "passes_util.hpp"
+
+#include <algorithm>
+
+namespace {
+
+struct Device {
+  zex::Context ctx;
+  zex::Device dev;
+  Device() : ctx(), dev(ctx.device(0)) {}
+};
+
+Device& device() {
+  static Device* d = new Device();  // never destroyed: see zex_fixture.hpp's env()
+  return *d;
+}
+
+TEST(DebugInfoModule, AcceptedMergedAndReportsTheFailingSite) {
+  auto& d = device();
+  const auto bytes = passes_test::read_bytes(std::string(ZEX_PASSES_KERNELS) + "/gather17_g.spv");
+  zex::Module mod(d.dev, bytes);  // used to throw std::invalid_argument (the validator's forward reference)
+  EXPECT_EQ(mod.kernel_names(), std::vector<std::string>{"gather17"});
+  // One cold region: the library's zex_report_exception is called once, not 17 times.
+  EXPECT_EQ(passes_test::count_calls(mod.spirv(), "zex_report_exception"), 1u);
+
+  const auto lines = gather17_lines(ZEX_PASSES_GATHER17_SOURCE);
+  ASSERT_EQ(lines.size(), 17u);
+  const uint32_t n = 64, m = 32;
+  zex_test::Usm<float> out(m, d.ctx.handle(), d.dev.handle()), src(n, d.ctx.handle(), d.dev.handle());
+  zex_test::Usm<uint32_t> idx(17 * m, d.ctx.handle(), d.dev.handle());
+  zex::Kernel k = mod.kernel("gather17");
+  zex::Stream s(d.dev);
+  for (int level : {1, 2})
+    for (uint32_t site : {0u, 7u, 16u}) {
+      SCOPED_TRACE("level " + std::to_string(level) + ", site " + std::to_string(site));
+      for (uint32_t i = 0; i < 17 * m; ++i) idx[i] = i % n;
+      const uint32_t wi = 5 + site;
+      idx[site * m + wi] = n + site;  // out of bounds at that site and work-item only
+      s.launch(k, zex_test::cfg1d(m / 8, 8, level), out.get(), src.get(), idx.get(), n, m);
+      auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+      EXPECT_EQ(ex.name(), "BoundsError");
+      EXPECT_EQ(ex.reason(), "Out-of-bounds array access");
+      EXPECT_EQ(ex.debug_level(), level);
+      if (level == 2) {
+        ASSERT_EQ(ex.frames().size(), 1u);
+        EXPECT_EQ(ex.frames()[0].function, "gather17");
+        EXPECT_EQ(ex.frames()[0].line, lines[site]) << "the merged region reported another site's line";
+        ASSERT_TRUE(ex.global_id().has_value());
+        EXPECT_EQ((*ex.global_id())[0], wi);
+      } else {
+        EXPECT_TRUE(ex.frames().empty());
+      }
+    }
+  for (uint32_t i = 0; i < 17 * m; ++i) idx[i] = i % n;
+  s.launch(k, zex_test::cfg1d(m / 8, 8, 2), out.get(), src.get(), idx.get(), n, m);
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+TEST(CompilerStyleModule, AcceptedMergedAndReportsTheFailingSite) {
+  auto& d = device();
+  const auto bytes = passes_test::read_bytes(std::string(ZEX_PASSES_KERNELS) + "/compiler_style_sites.spv");
+  zex::Module mod(d.dev, bytes);
+  EXPECT_EQ(passes_test::count_calls(mod.spirv(), "zex_report_exception"), 1u);
+  zex::Kernel k = mod.kernel("checked_store");
+  zex::Stream s(d.dev);
+  zex_test::Usm<uint32_t> out(64, d.ctx.handle(), d.dev.handle());
+  struct Case { uint64_t n, m; uint32_t line; };
+  for (int level : {1, 2})
+    for (const Case& c : {Case{10, 64, 42}, Case{64, 20, 43}}) {
+      SCOPED_TRACE("level " + std::to_string(level) + ", line " + std::to_string(c.line));
+      s.launch(k, zex_test::cfg1d(1, 64, level), out.get(), c.n, c.m);
+      auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+      EXPECT_EQ(ex.name(), "BoundsError");
+      EXPECT_EQ(ex.reason(), "Out-of-bounds array access");
+      if (level == 2) {
+        ASSERT_EQ(ex.frames().size(), 1u);
+        EXPECT_EQ(ex.frames()[0].function, "checked_store");
+        EXPECT_EQ(ex.frames()[0].file, "kernel.jl");
+        EXPECT_EQ(ex.frames()[0].line, c.line);
+      }
+    }
+  s.launch(k, zex_test::cfg1d(1, 64, 2), out.get(), uint64_t(64), uint64_t(64));
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(out[63], 1u);
+}
+
+}  // namespace

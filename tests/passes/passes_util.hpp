@@ -1,0 +1,93 @@
+// Helpers of the pass-layer tests (tests/passes/): reading the test modules, counting calls to a zex
+// function, the values an OpPhi receives.
+#pragma once
+
+#include <zex/detail/spirv.hpp>
+
+#include "passes/passes.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace passes_test {
+
+using zex::passes::Instruction;
+using zex::passes::Module;
+namespace op = zex::passes::op;
+
+inline std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + path);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+/// A test module of tests/passes/ (kernels/<name>.spv in the build tree).
+inline std::vector<uint32_t> kernel(const std::string& name) {
+  const auto b = read_bytes(std::string(ZEX_PASSES_KERNELS) + "/" + name + ".spv");
+  return zex::detail::spirv_words(b.data(), b.size());
+}
+
+/// The ids of the functions whose linkage name (import or export) is `name`.
+inline std::vector<uint32_t> functions_named(const Module& m, const std::string& name) {
+  std::vector<uint32_t> ids;
+  for (const Instruction& i : m.insts)
+    if (i.opcode == op::Decorate && i.size() >= 5 && i.words[2] == 41 /* LinkageAttributes */ && i.string_at(3) == name)
+      ids.push_back(i.words[1]);
+  return ids;
+}
+
+/// Every OpFunctionCall of the function with linkage name `name`.
+inline std::vector<Instruction> calls_to(const Module& m, const std::string& name) {
+  const auto ids = functions_named(m, name);
+  std::vector<Instruction> calls;
+  for (const Instruction& i : m.insts)
+    if (i.opcode == op::FunctionCall && std::find(ids.begin(), ids.end(), i.word(3)) != ids.end()) calls.push_back(i);
+  return calls;
+}
+
+inline size_t count_calls(const std::vector<uint32_t>& words, const std::string& name) {
+  return calls_to(zex::passes::parse(words), name).size();
+}
+
+/// id -> its defining instruction.
+inline std::map<uint32_t, Instruction> definitions(const Module& m) {
+  std::map<uint32_t, Instruction> d;
+  for (const Instruction& i : m.insts)
+    if (i.result_id) d[i.result_id] = i;
+  return d;
+}
+
+/// The literal value of an OpConstant (32-bit), or throws.
+inline uint32_t constant_value(const std::map<uint32_t, Instruction>& defs, uint32_t id) {
+  auto it = defs.find(id);
+  if (it == defs.end() || it->second.opcode != 43 /* OpConstant */ || it->second.size() != 4)
+    throw std::runtime_error("not a 32-bit OpConstant: %" + std::to_string(id));
+  return it->second.words[3];
+}
+
+/// The call's argument tuples, one per site: a call that takes an OpPhi argument stands for as many
+/// sites as the OpPhi has incoming values (the merge builds every OpPhi of a region over the same
+/// predecessors, in the same order).
+inline std::vector<std::vector<uint32_t>> site_arguments(const std::map<uint32_t, Instruction>& defs,
+                                                         const Instruction& call) {
+  size_t n = 1;
+  for (size_t w = 4; w < call.size(); ++w) {
+    auto d = defs.find(call.words[w]);
+    if (d != defs.end() && d->second.opcode == op::Phi) n = (d->second.size() - 3) / 2;
+  }
+  std::vector<std::vector<uint32_t>> out(n);
+  for (size_t k = 0; k < n; ++k)
+    for (size_t w = 4; w < call.size(); ++w) {
+      auto d = defs.find(call.words[w]);
+      const bool phi = d != defs.end() && d->second.opcode == op::Phi;
+      out[k].push_back(phi ? d->second.words[3 + 2 * k] : call.words[w]);
+    }
+  return out;
+}
+
+}  // namespace passes_test

@@ -1,0 +1,101 @@
+// zex-spirv: zex's SPIR-V steps as a command, for compiler writers and zex's own benchmarks and tests.
+//
+//   zex-spirv merge    in.spv -o out.spv   the throw-site merge alone (src/passes/merge_throw_sites.cpp)
+//   zex-spirv link     in.spv -o out.spv   exactly what zex::Module hands the driver: validate, merge,
+//                                          link the device library, one variable per built-in, validate
+//              [--no-merge]                 ... without the merge (the per-site module, for comparisons)
+//              [--library lib.spv]          ... with another device library than the embedded one
+//   zex-spirv validate in.spv              the validation zex::Module does (debug information set aside)
+//   zex-spirv kernels  in.spv              the kernel names, one a line
+//   zex-spirv calls    in.spv              for each imported function: its import name and call count
+//
+// Exit status: 0 done, 1 the module was refused (the message says why), 2 usage.
+#include <zex/detail/spirv.hpp>
+
+#include "passes/passes.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: zex-spirv merge <in.spv> -o <out.spv>\n"
+               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--library <lib.spv>]\n"
+               "       zex-spirv validate <in.spv>\n"
+               "       zex-spirv kernels <in.spv>\n"
+               "       zex-spirv calls <in.spv>\n");
+  return 2;
+}
+
+std::vector<uint32_t> read_spirv(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + path);
+  const std::vector<char> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  return zex::detail::spirv_words(bytes.data(), bytes.size());
+}
+
+void write_spirv(const std::string& path, const std::vector<uint32_t>& words) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(words.size() * 4));
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return usage();
+  const std::string cmd = argv[1];
+  std::string in, out, library;
+  bool merge = true;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-o" && i + 1 < argc)
+      out = argv[++i];
+    else if (a == "--library" && i + 1 < argc)
+      library = argv[++i];
+    else if (a == "--no-merge")
+      merge = false;
+    else if (in.empty() && (a.empty() || a[0] != '-'))
+      in = a;
+    else
+      return usage();
+  }
+  if (in.empty()) return usage();
+  const bool writes = cmd == "merge" || cmd == "link";
+  if (writes != !out.empty() || (cmd != "link" && (!merge || !library.empty()))) return usage();
+  try {
+    const std::vector<uint32_t> words = read_spirv(in);
+    if (cmd == "merge") {
+      write_spirv(out, zex::passes::merge_throw_sites(words));
+    } else if (cmd == "link") {
+      zex::detail::validate_spirv(words, "the module's SPIR-V");
+      std::vector<uint32_t> lib;
+      if (!library.empty()) lib = read_spirv(library);
+      write_spirv(out, zex::detail::link_with_device_library(words, library.empty() ? nullptr : &lib, merge));
+    } else if (cmd == "validate") {
+      zex::detail::validate_spirv(words, "the module's SPIR-V");
+    } else if (cmd == "kernels") {
+      for (const std::string& k : zex::detail::spirv_kernel_names(words)) std::printf("%s\n", k.c_str());
+    } else if (cmd == "calls") {
+      const zex::passes::Module m = zex::passes::parse(words);
+      std::map<uint32_t, size_t> count;
+      for (const zex::passes::Instruction& i : m.insts)
+        if (i.opcode == zex::passes::op::FunctionCall) ++count[i.word(3)];
+      for (const auto& [id, name] : zex::passes::imported_functions(m)) std::printf("%s %zu\n", name.c_str(), count[id]);
+    } else {
+      return usage();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zex-spirv %s: %s\n", cmd.c_str(), e.what());
+    return 1;
+  }
+  return 0;
+}
