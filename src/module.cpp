@@ -3,6 +3,7 @@
 // creating kernels. Once per module/level/kernel, so compiled rather than inline in every includer.
 #include <zex/module.hpp>
 
+#include <zex/detail/decoder.hpp>
 #include <zex/detail/spirv.hpp>
 
 #include <algorithm>
@@ -59,6 +60,7 @@ ze_module_handle_t ModuleState::build(int level) {
   ze_result_t r = zeModuleCreate(dev_->context, dev_->handle, &desc, &m, &log);
   if (r == ZE_RESULT_SUCCESS) {
     if (log) zeModuleBuildLogDestroy(log);
+    record_strings(level, m);
     return m;
   }
   std::string text;
@@ -74,6 +76,21 @@ ze_module_handle_t ModuleState::build(int level) {
   if (m) zeModuleDestroy(m);
   throw ZeError(r, "zeModuleCreate", "building the module for debug level " + std::to_string(level) + " on " + dev_->name,
                 {}, text.empty() ? std::string("(the driver gave no build log)") : text);
+}
+
+// The second line of defence for a report's strings (docs/design.md, "Where strings live"): the
+// driver's own answer for where each string zex's passes named ended up. A report address found here
+// is read from the module's SPIR-V, on the host, whether or not zeMemGetAddressRange knows it. Best
+// effort: a string the driver cannot place is left to zeMemGetAddressRange.
+void ModuleState::record_strings(int level, ze_module_handle_t m) {
+  auto known = std::make_unique<KnownStrings>();
+  for (auto& [name, bytes] : spirv_zex_strings(spirv_)) {
+    size_t size = 0;
+    void* p = nullptr;
+    if (zeModuleGetGlobalPointer(m, name.c_str(), &size, &p) != ZE_RESULT_SUCCESS || !p) continue;
+    known->add(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)), std::move(bytes));
+  }
+  if (!known->empty()) known_[static_cast<size_t>(level)] = std::move(known);
 }
 
 }  // namespace detail
@@ -111,7 +128,7 @@ Kernel Module::kernel(const std::string& name) const {
   return Kernel(state_, name);
 }
 
-Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state_(std::make_unique<State>()) {
+Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state_(std::make_shared<State>()) {
   state_->module = std::move(m);
   state_->name = std::make_shared<const std::string>(std::move(name));
 }

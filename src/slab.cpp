@@ -70,14 +70,14 @@ void SlabPool::discard(const Slot& s, ze_command_list_handle_t reset_list, ze_ev
 
 KernelExceptionInfo SlabPool::read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
                                              int launch_level, ze_command_list_handle_t reset_list,
-                                             ze_event_handle_t signal) {
+                                             ze_event_handle_t signal, const detail::KnownStrings* known) {
   zex_report_t copy;
   std::memcpy(&copy, s.report, sizeof copy);
   detail::DecodedReport d;
   {
     std::lock_guard<std::mutex> lock(impl_->helper_mu);
     detail::ZeMemoryReader mem(impl_->helper);
-    d = detail::decode_report(copy, mem);
+    d = detail::decode_report(copy, mem, known);
   }
   std::string kname = kernel_name_of ? kernel_name_of(ctx, d.launch_id) : std::string();
   if (kname.empty()) kname = "<unknown kernel of launch " + std::to_string(d.launch_id) + ">";

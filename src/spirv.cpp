@@ -162,5 +162,8 @@ std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words) 
   return passes::kernel_names(passes::parse(words));
 }
 
+// Until the string pass exists, no module has named strings.
+std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>&) { return {}; }
+
 }  // namespace detail
 }  // namespace zex

@@ -194,13 +194,15 @@ void Stream::Impl::raise() {
   // launches may throw again only once the claim word is 0 again, and the next synchronize (or the
   // destructor) waits for it too. One append.
   ze_event_handle_t ev = next_event();
+  const int level = e ? e->level : env_level;
+  const detail::KnownStrings* known = e ? e->kernel->module->known_strings(level) : nullptr;
   KernelExceptionInfo info = pool->read_and_reset(
       slot,
       [](const void* self, uint64_t id) {
         const Entry* f = static_cast<const Impl*>(self)->find(id);
-        return f ? *f->kernel : std::string();
+        return f ? *f->kernel->name : std::string();
       },
-      this, e ? e->level : env_level, list, ev);
+      this, level, list, ev, known);
   ++seq;
   throw KernelException(std::move(info));
 }

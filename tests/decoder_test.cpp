@@ -260,3 +260,29 @@ TEST(Decoder, UnknownAbiVersionIsNotInterpreted) {
     EXPECT_EQ(what.find("BoundsError"), std::string::npos) << what;
   }
 }
+
+// Strings the module's table knows (their relocated addresses, as the driver gave them) are decoded on
+// the host from the module's bytes: no range lookup, no read. Anything else still goes through the
+// validated path, and an address in neither stays invalid.
+TEST(Decoder, KnownStringsAreDecodedWithoutTheDriver) {
+  FakeMemory m;
+  m.add(0x9000, "Frame");
+  zex::detail::KnownStrings known;
+  known.add(0x1000, std::string("BoundsError\0", 12));
+  known.add(0x2000, std::string("Out-of-bounds array access\0", 27));
+  auto r = report();
+  r.name = 0x1000;
+  r.reason = 0x2000 + 4;  // inside a known string: from there to its NUL
+  r.frame_count = 2;
+  r.frames[0] = {0x9000, 0x5000, 3, 0};  // known to the driver; in neither
+  r.frames[1] = {0x100B, 0, 4, 0};       // the NUL of a known string: empty
+  auto d = zex::detail::decode_report(r, m, &known);
+  EXPECT_EQ(d.name, "BoundsError");
+  EXPECT_EQ(d.reason, "of-bounds array access");
+  ASSERT_EQ(d.frames.size(), 2u);
+  EXPECT_EQ(d.frames[0].function, "Frame");
+  EXPECT_EQ(d.frames[0].file, "<invalid address 0x5000>");
+  EXPECT_EQ(d.frames[1].function, "");
+  EXPECT_EQ(m.range_calls, 2) << "only the two unknown addresses were looked up";
+  EXPECT_EQ(m.bad_reads, 0);
+}

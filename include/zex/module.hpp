@@ -23,6 +23,10 @@ namespace detail {
 
 constexpr int kLevels = 3;
 
+// The strings zex's passes put in the module's constant surface, by the address the driver gave
+// them (detail/decoder.hpp).
+struct KnownStrings;
+
 /// A linked module on one device and the driver's module for each debug level, built on first use.
 /// Shared by the Module and its Kernels. Thread-safe.
 class ModuleState {
@@ -40,9 +44,13 @@ class ModuleState {
   const std::vector<std::string>& kernel_names() const noexcept { return kernel_names_; }
   const DeviceInfo& device() const noexcept { return *dev_; }
   ze_context_handle_t context() const noexcept { return dev_->context; }
+  /// The strings of the module built for `level`, by their relocated addresses; null before the
+  /// build or when the driver could not say where they are.
+  const KnownStrings* known_strings(int level) const noexcept { return known_[static_cast<size_t>(level)].get(); }
 
  private:
   ze_module_handle_t build(int level);
+  void record_strings(int level, ze_module_handle_t m);
 
   std::shared_ptr<ContextState> ctx_;  // keeps the context (and *dev_) alive
   const DeviceInfo* dev_;
@@ -50,6 +58,7 @@ class ModuleState {
   std::vector<std::string> kernel_names_;
   Mutex mu_;
   std::array<ze_module_handle_t, kLevels> native_{};
+  std::array<std::unique_ptr<KnownStrings>, kLevels> known_;
 };
 
 /// @throws std::invalid_argument unless 0 <= level <= 2
@@ -173,7 +182,9 @@ class Kernel {
     if (__builtin_expect(!state_, 0)) Module::throw_moved_from("zex::Kernel");
     return *state_;
   }
-  std::unique_ptr<State> state_;
+  // Shared with the launch records of the streams that launched it, so that what a pending launch
+  // uses (the ze kernel, its module, the module's strings) outlives the zex::Kernel.
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace zex

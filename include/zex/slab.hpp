@@ -24,6 +24,10 @@
 
 namespace zex {
 
+namespace detail {
+struct KnownStrings;  // detail/decoder.hpp
+}  // namespace detail
+
 /// One stream's report and claim word. A plain value: whoever acquired it releases it.
 struct Slot {
   zex_report_t* report = nullptr;  ///< host USM; the device writes it, the host reads it
@@ -117,11 +121,13 @@ class SlabPool {
   /// The one path from a thrown report to an exception, used by check() and zex::Stream: decodes
   /// `s`'s report (strings validated and bounded), appends the claim word's reset to `reset_list`
   /// (signalling `signal`; on the pool's own list, waited for, when `reset_list` is null), and only
-  /// then clears the report. Returns what the exception will say.
+  /// then clears the report. Returns what the exception will say. `known`, if given, holds the
+  /// strings of the throwing module by address (zex::Stream passes its module's).
   /// @throws ZeError if the reset cannot be appended (the report is then kept); std::bad_alloc
   KernelExceptionInfo read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
                                      int launch_level, ze_command_list_handle_t reset_list,
-                                     ze_event_handle_t signal = nullptr);
+                                     ze_event_handle_t signal = nullptr,
+                                     const detail::KnownStrings* known = nullptr);
 
   /// Like read_and_reset() without decoding: for a report nobody will read (a stream destroyed
   /// with an exception pending).

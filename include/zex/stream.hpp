@@ -166,7 +166,7 @@ class Stream {
     Impl::Entry& e = s.ring[id % kRing];
     e.id = id;
     e.level = level;
-    e.kernel = ks.name;
+    e.kernel = kernel.state_;
   }
 
   /// Waits for everything launched so far (one host wait). If a work-item threw, decodes the
@@ -218,7 +218,7 @@ class Stream {
     struct Entry {
       uint64_t id = 0;
       int level = 1;
-      std::shared_ptr<const std::string> kernel;
+      std::shared_ptr<Kernel::State> kernel;  // keeps the kernel and its module alive
     };
 
     Device dev;

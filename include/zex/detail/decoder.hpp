@@ -73,6 +73,27 @@ inline std::string printable(const unsigned char* p, size_t n) {
   return s;
 }
 
+/// The strings zex's passes placed in a built module (`__zex_str_<n>`), by the address the driver
+/// relocated each to (zeModuleGetGlobalPointer) and their bytes from the module's SPIR-V. An address
+/// inside one of them is decoded from these bytes, on the host, without asking the driver: Intel's
+/// driver places some constants where zeMemGetAddressRange cannot see them (docs/design.md, "Where
+/// strings live").
+struct KnownStrings {
+  std::vector<std::pair<uint64_t, std::string>> entries;  // address, bytes (with their NUL)
+
+  void add(uint64_t address, std::string bytes) { entries.emplace_back(address, std::move(bytes)); }
+  bool empty() const noexcept { return entries.empty(); }
+  /// The bytes from `a` to the end of the known string that contains it, or nullptr.
+  const std::string* find(uint64_t a, size_t* offset) const noexcept {
+    for (const auto& [base, bytes] : entries)
+      if (a >= base && a - base < bytes.size()) {
+        *offset = static_cast<size_t>(a - base);
+        return &bytes;
+      }
+    return nullptr;
+  }
+};
+
 /// A decoded report; strings already safe to print. Ids and frames are only meaningful when the
 /// level says so.
 struct DecodedReport {
@@ -86,9 +107,9 @@ struct DecodedReport {
   std::vector<Frame> frames;
 };
 
-/// Decodes `r` (a host copy of the report), reading strings through `mem`. Never throws on
-/// hostile content (only std::bad_alloc).
-inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem) {
+/// Decodes `r` (a host copy of the report), reading strings from `known` where it holds them and
+/// through `mem` otherwise. Never throws on hostile content (only std::bad_alloc).
+inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, const KnownStrings* known = nullptr) {
   DecodedReport d;
   d.status = r.status;
   d.debug_level = r.debug_level;
@@ -119,6 +140,12 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem) {
   std::vector<int> req_of(addrs.size(), -1);
   for (size_t i = 0; i < addrs.size(); ++i) {
     const uint64_t a = addrs[i];
+    size_t off = 0;
+    if (const std::string* k = known ? known->find(a, &off) : nullptr) {
+      const size_t n = std::min(k->size() - off, kMaxString);
+      text[i] = printable(reinterpret_cast<const unsigned char*>(k->data()) + off, n);
+      continue;
+    }
     auto rg = mem.range(a);
     // Overflow-safe: base <= a < base + size, and the readable length is what is left.
     if (!rg || rg->second == 0 || a < rg->first || a - rg->first >= rg->second) {
