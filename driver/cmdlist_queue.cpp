@@ -11,7 +11,6 @@
 //
 // A regular list is a vector of commands, built at append time (kernel arguments are captured then,
 // as the specification says) and run, without change, by every zeCommandQueueExecuteCommandLists.
-#include "ddi_tables.hpp"
 #include "kernel.hpp"
 #include "objects.hpp"
 
@@ -340,6 +339,8 @@ ze_result_t check_queue_desc(ze_context_handle_t hContext, ze_device_handle_t hD
 // ---------------------------------------------------------------------------------------------
 // Command queues
 
+}  // namespace
+
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags, mode, priority),
 /// INVALID_ARGUMENT (ordinal != 0, index >= numQueues, foreign context/device), OUT_OF_HOST_MEMORY.
 ze_result_t ZE_APICALL zeCommandQueueCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
@@ -406,8 +407,12 @@ ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_handle_t hComm
   return hCommandQueue->worker.wait_idle(timeout);
 }
 
+namespace {
+
 // ---------------------------------------------------------------------------------------------
 // Command lists: creation and state
+
+}  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags), INVALID_ARGUMENT
 /// (queue group ordinal != 0, foreign context/device), OUT_OF_HOST_MEMORY.
@@ -450,11 +455,15 @@ ze_result_t ZE_APICALL zeCommandListCreateImmediate(ze_context_handle_t hContext
   return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
 ze_result_t check_list(ze_command_list_handle_t h) {
   if (h == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   return ZE_RESULT_SUCCESS;
 }
+
+}  // namespace
 
 ze_result_t ZE_APICALL zeCommandListDestroy(ze_command_list_handle_t hCommandList) {
   ZEXCPU_FAULT_POINT("zeCommandListDestroy");
@@ -496,6 +505,8 @@ ze_result_t ZE_APICALL zeCommandListHostSynchronize(ze_command_list_handle_t hCo
   return hCommandList->worker->wait_idle(timeout);
 }
 
+namespace {
+
 // ---------------------------------------------------------------------------------------------
 // Appending
 
@@ -530,6 +541,8 @@ ze_result_t finish_command(ze_command_list_handle_t l, std::unique_ptr<Command> 
   if (l->synchronous) return l->worker->wait_idle(UINT64_MAX);
   return ZE_RESULT_SUCCESS;
 }
+
+}  // namespace
 
 ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list_handle_t hCommandList,
                                                        ze_kernel_handle_t hKernel,
@@ -571,6 +584,8 @@ ze_result_t ZE_APICALL zeCommandListAppendMemoryRangesBarrier(ze_command_list_ha
   return finish_command(hCommandList, std::move(c));
 }
 
+namespace {
+
 ze_result_t append_copy(ze_command_list_handle_t hCommandList, void* dstptr, const void* srcptr, size_t size,
                         ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
   std::unique_ptr<Command> c;
@@ -582,6 +597,8 @@ ze_result_t append_copy(ze_command_list_handle_t hCommandList, void* dstptr, con
     };
   return finish_command(hCommandList, std::move(c));
 }
+
+}  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_SIZE, INVALID_SYNCHRONIZATION_OBJECT,
 /// INVALID_ARGUMENT (closed list). Any host-addressable pointers work (all USM is host memory).
@@ -608,6 +625,8 @@ ze_result_t ZE_APICALL zeCommandListAppendMemoryCopyFromContext(ze_command_list_
   return append_copy(hCommandList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
 }
 
+namespace {
+
 /// Fills `size` bytes with the pattern repeated; a last partial repetition takes the pattern's first
 /// bytes (as Intel's driver does; the specification leaves it open).
 void fill(unsigned char* dst, size_t size, const unsigned char* pattern, size_t pattern_size) {
@@ -623,6 +642,8 @@ void fill(unsigned char* dst, size_t size, const unsigned char* pattern, size_t 
     done += n;
   }
 }
+
+}  // namespace
 
 /// Errors: as zeCommandListAppendMemoryCopy, plus INVALID_SIZE when pattern_size is not a power of two
 /// or exceeds maxMemoryFillPatternSize (128).
@@ -651,6 +672,8 @@ ze_result_t ZE_APICALL zeCommandListAppendMemoryFill(ze_command_list_handle_t hC
   return finish_command(hCommandList, std::move(c));
 }
 
+namespace {
+
 bool regions_overlap(const ze_copy_region_t& a, const ze_copy_region_t& b) {
   auto overlap = [](uint32_t a0, uint32_t an, uint32_t b0, uint32_t bn) {
     return uint64_t(a0) < uint64_t(b0) + bn && uint64_t(b0) < uint64_t(a0) + an;
@@ -658,6 +681,8 @@ bool regions_overlap(const ze_copy_region_t& a, const ze_copy_region_t& b) {
   return overlap(a.originX, a.width, b.originX, b.width) && overlap(a.originY, a.height, b.originY, b.height) &&
          overlap(a.originZ, a.depth, b.originZ, b.depth);
 }
+
+}  // namespace
 
 /// Errors: as zeCommandListAppendMemoryCopy, plus INVALID_ARGUMENT (regions of different extents) and
 /// OVERLAPPING_REGIONS (same buffer, same pitches, intersecting boxes).
@@ -793,41 +818,10 @@ ze_result_t ZE_APICALL zeCommandListAppendMemAdvise(ze_command_list_handle_t hCo
   return ZE_RESULT_SUCCESS;
 }
 
-}  // namespace
-
 void* extension_function(const char* name) {
   if (std::strcmp(name, "zeCommandListHostSynchronize") == 0)
     return reinterpret_cast<void*>(&zeCommandListHostSynchronize);
   return nullptr;
-}
-
-void fill_command_queue_ddi(ze_command_queue_dditable_t* t) {
-  t->pfnCreate = zeCommandQueueCreate;
-  t->pfnDestroy = zeCommandQueueDestroy;
-  t->pfnExecuteCommandLists = zeCommandQueueExecuteCommandLists;
-  t->pfnSynchronize = zeCommandQueueSynchronize;
-}
-
-void fill_command_list_ddi(ze_command_list_dditable_t* t) {
-  t->pfnCreate = zeCommandListCreate;
-  t->pfnCreateImmediate = zeCommandListCreateImmediate;
-  t->pfnDestroy = zeCommandListDestroy;
-  t->pfnClose = zeCommandListClose;
-  t->pfnReset = zeCommandListReset;
-  t->pfnAppendWriteGlobalTimestamp = zeCommandListAppendWriteGlobalTimestamp;
-  t->pfnAppendBarrier = zeCommandListAppendBarrier;
-  t->pfnAppendMemoryRangesBarrier = zeCommandListAppendMemoryRangesBarrier;
-  t->pfnAppendMemoryCopy = zeCommandListAppendMemoryCopy;
-  t->pfnAppendMemoryFill = zeCommandListAppendMemoryFill;
-  t->pfnAppendMemoryCopyRegion = zeCommandListAppendMemoryCopyRegion;
-  t->pfnAppendMemoryCopyFromContext = zeCommandListAppendMemoryCopyFromContext;
-  t->pfnAppendMemoryPrefetch = zeCommandListAppendMemoryPrefetch;
-  t->pfnAppendMemAdvise = zeCommandListAppendMemAdvise;
-  t->pfnAppendSignalEvent = zeCommandListAppendSignalEvent;
-  t->pfnAppendWaitOnEvents = zeCommandListAppendWaitOnEvents;
-  t->pfnAppendEventReset = zeCommandListAppendEventReset;
-  t->pfnAppendQueryKernelTimestamps = zeCommandListAppendQueryKernelTimestamps;
-  t->pfnAppendLaunchKernel = zeCommandListAppendLaunchKernel;
 }
 
 }  // namespace zexcpu

@@ -48,10 +48,4 @@ ze_result_t capture_launch_indirect(ze_kernel_handle_t hKernel, const ze_group_c
 /// (stack, heap, libraries, destroyed modules) gives false. Thread-safe.
 bool module_constant_range(const void* ptr, void** base, size_t* size);
 
-/// Fill the module, module-build-log and kernel DDI tables with the implemented entry points
-/// (entries not implemented are left as they are: the generated unsupported stubs).
-void fill_module_ddi(ze_module_dditable_t* t);
-void fill_module_build_log_ddi(ze_module_build_log_dditable_t* t);
-void fill_kernel_ddi(ze_kernel_dditable_t* t);
-
 }  // namespace zexcpu

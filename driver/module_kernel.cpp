@@ -443,7 +443,9 @@ void adopt_program(Module* m, CompiledProgram* prog) {
     if (g.storage) registry().storage[reinterpret_cast<uintptr_t>(g.storage.get())] = g.size;
 }
 
-ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t* desc,
+}  // namespace
+
+ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t* desc,
                             ze_module_handle_t* phModule, ze_module_build_log_handle_t* phBuildLog) {
   ZEXCPU_FAULT_POINT("zeModuleCreate");
   if (phBuildLog) *phBuildLog = nullptr;
@@ -498,7 +500,7 @@ ze_result_t zeModuleCreate_(ze_context_handle_t hContext, ze_device_handle_t hDe
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeModuleDestroy_(ze_module_handle_t hModule) {
+ze_result_t ZE_APICALL zeModuleDestroy(ze_module_handle_t hModule) {
   ZEXCPU_FAULT_POINT("zeModuleDestroy");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -510,7 +512,7 @@ ze_result_t zeModuleDestroy_(ze_module_handle_t hModule) {
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeModuleDynamicLink_(uint32_t numModules, ze_module_handle_t* phModules,
+ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_module_handle_t* phModules,
                                  ze_module_build_log_handle_t* phLinkLog) {
   ZEXCPU_FAULT_POINT("zeModuleDynamicLink");
   if (phLinkLog) *phLinkLog = nullptr;
@@ -552,7 +554,7 @@ ze_result_t zeModuleDynamicLink_(uint32_t numModules, ze_module_handle_t* phModu
   return result;
 }
 
-ze_result_t zeModuleBuildLogDestroy_(ze_module_build_log_handle_t hModuleBuildLog) {
+ze_result_t ZE_APICALL zeModuleBuildLogDestroy(ze_module_build_log_handle_t hModuleBuildLog) {
   ZEXCPU_FAULT_POINT("zeModuleBuildLogDestroy");
   if (!hModuleBuildLog) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_log(hModuleBuildLog)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -562,7 +564,7 @@ ze_result_t zeModuleBuildLogDestroy_(ze_module_build_log_handle_t hModuleBuildLo
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeModuleBuildLogGetString_(ze_module_build_log_handle_t hModuleBuildLog, size_t* pSize, char* pBuildLog) {
+ze_result_t ZE_APICALL zeModuleBuildLogGetString(ze_module_build_log_handle_t hModuleBuildLog, size_t* pSize, char* pBuildLog) {
   ZEXCPU_FAULT_POINT("zeModuleBuildLogGetString");
   if (!hModuleBuildLog) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_log(hModuleBuildLog)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -571,7 +573,7 @@ ze_result_t zeModuleBuildLogGetString_(ze_module_build_log_handle_t hModuleBuild
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeModuleGetNativeBinary_(ze_module_handle_t hModule, size_t* pSize, uint8_t* pModuleNativeBinary) {
+ze_result_t ZE_APICALL zeModuleGetNativeBinary(ze_module_handle_t hModule, size_t* pSize, uint8_t* pModuleNativeBinary) {
   ZEXCPU_FAULT_POINT("zeModuleGetNativeBinary");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -587,7 +589,7 @@ ze_result_t zeModuleGetNativeBinary_(ze_module_handle_t hModule, size_t* pSize, 
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeModuleGetGlobalPointer_(ze_module_handle_t hModule, const char* pGlobalName, size_t* pSize,
+ze_result_t ZE_APICALL zeModuleGetGlobalPointer(ze_module_handle_t hModule, const char* pGlobalName, size_t* pSize,
                                       void** pptr) {
   ZEXCPU_FAULT_POINT("zeModuleGetGlobalPointer");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -603,7 +605,7 @@ ze_result_t zeModuleGetGlobalPointer_(ze_module_handle_t hModule, const char* pG
   return ZE_RESULT_ERROR_INVALID_GLOBAL_NAME;
 }
 
-ze_result_t zeModuleGetKernelNames_(ze_module_handle_t hModule, uint32_t* pCount, const char** pNames) {
+ze_result_t ZE_APICALL zeModuleGetKernelNames(ze_module_handle_t hModule, uint32_t* pCount, const char** pNames) {
   ZEXCPU_FAULT_POINT("zeModuleGetKernelNames");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -620,7 +622,7 @@ ze_result_t zeModuleGetKernelNames_(ze_module_handle_t hModule, uint32_t* pCount
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeModuleGetProperties_(ze_module_handle_t hModule, ze_module_properties_t* pModuleProperties) {
+ze_result_t ZE_APICALL zeModuleGetProperties(ze_module_handle_t hModule, ze_module_properties_t* pModuleProperties) {
   ZEXCPU_FAULT_POINT("zeModuleGetProperties");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -629,10 +631,14 @@ ze_result_t zeModuleGetProperties_(ze_module_handle_t hModule, ze_module_propert
   return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
 // ---------------------------------------------------------------------------------------------------
 // Kernel entry points
 
-ze_result_t zeKernelCreate_(ze_module_handle_t hModule, const ze_kernel_desc_t* desc, ze_kernel_handle_t* phKernel) {
+}  // namespace
+
+ze_result_t ZE_APICALL zeKernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t* desc, ze_kernel_handle_t* phKernel) {
   ZEXCPU_FAULT_POINT("zeKernelCreate");
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -665,7 +671,7 @@ ze_result_t zeKernelCreate_(ze_module_handle_t hModule, const ze_kernel_desc_t* 
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelDestroy_(ze_kernel_handle_t hKernel) {
+ze_result_t ZE_APICALL zeKernelDestroy(ze_kernel_handle_t hKernel) {
   ZEXCPU_FAULT_POINT("zeKernelDestroy");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -679,6 +685,8 @@ ze_result_t zeKernelDestroy_(ze_kernel_handle_t hKernel) {
   return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
 ze_result_t check_group_size(const KernelInfo& info, uint32_t x, uint32_t y, uint32_t z) {
   const Limits& l = limits();
   if (x == 0 || y == 0 || z == 0) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
@@ -690,7 +698,9 @@ ze_result_t check_group_size(const KernelInfo& info, uint32_t x, uint32_t y, uin
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelSetGroupSize_(ze_kernel_handle_t hKernel, uint32_t groupSizeX, uint32_t groupSizeY,
+}  // namespace
+
+ze_result_t ZE_APICALL zeKernelSetGroupSize(ze_kernel_handle_t hKernel, uint32_t groupSizeX, uint32_t groupSizeY,
                                   uint32_t groupSizeZ) {
   ZEXCPU_FAULT_POINT("zeKernelSetGroupSize");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -704,6 +714,8 @@ ze_result_t zeKernelSetGroupSize_(ze_kernel_handle_t hKernel, uint32_t groupSize
   return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
 // The largest divisor of n that is <= cap.
 uint32_t largest_divisor(uint32_t n, uint32_t cap) {
   for (uint32_t d = std::min(n, cap); d > 1; --d)
@@ -711,7 +723,9 @@ uint32_t largest_divisor(uint32_t n, uint32_t cap) {
   return 1;
 }
 
-ze_result_t zeKernelSuggestGroupSize_(ze_kernel_handle_t hKernel, uint32_t globalSizeX, uint32_t globalSizeY,
+}  // namespace
+
+ze_result_t ZE_APICALL zeKernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSizeX, uint32_t globalSizeY,
                                       uint32_t globalSizeZ, uint32_t* groupSizeX, uint32_t* groupSizeY,
                                       uint32_t* groupSizeZ) {
   ZEXCPU_FAULT_POINT("zeKernelSuggestGroupSize");
@@ -742,7 +756,7 @@ ze_result_t zeKernelSuggestGroupSize_(ze_kernel_handle_t hKernel, uint32_t globa
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelSuggestMaxCooperativeGroupCount_(ze_kernel_handle_t hKernel, uint32_t* totalGroupCount) {
+ze_result_t ZE_APICALL zeKernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t hKernel, uint32_t* totalGroupCount) {
   ZEXCPU_FAULT_POINT("zeKernelSuggestMaxCooperativeGroupCount");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -755,7 +769,7 @@ ze_result_t zeKernelSuggestMaxCooperativeGroupCount_(ze_kernel_handle_t hKernel,
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelSetArgumentValue_(ze_kernel_handle_t hKernel, uint32_t argIndex, size_t argSize,
+ze_result_t ZE_APICALL zeKernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex, size_t argSize,
                                       const void* pArgValue) {
   ZEXCPU_FAULT_POINT("zeKernelSetArgumentValue");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -795,7 +809,7 @@ ze_result_t zeKernelSetArgumentValue_(ze_kernel_handle_t hKernel, uint32_t argIn
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelSetIndirectAccess_(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t flags) {
+ze_result_t ZE_APICALL zeKernelSetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t flags) {
   ZEXCPU_FAULT_POINT("zeKernelSetIndirectAccess");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -804,7 +818,7 @@ ze_result_t zeKernelSetIndirectAccess_(ze_kernel_handle_t hKernel, ze_kernel_ind
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelGetIndirectAccess_(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t* pFlags) {
+ze_result_t ZE_APICALL zeKernelGetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t* pFlags) {
   ZEXCPU_FAULT_POINT("zeKernelGetIndirectAccess");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -813,7 +827,7 @@ ze_result_t zeKernelGetIndirectAccess_(ze_kernel_handle_t hKernel, ze_kernel_ind
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelSetCacheConfig_(ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags) {
+ze_result_t ZE_APICALL zeKernelSetCacheConfig(ze_kernel_handle_t hKernel, ze_cache_config_flags_t flags) {
   ZEXCPU_FAULT_POINT("zeKernelSetCacheConfig");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -821,7 +835,7 @@ ze_result_t zeKernelSetCacheConfig_(ze_kernel_handle_t hKernel, ze_cache_config_
   return ZE_RESULT_SUCCESS;  // a preference; the CPU's caches are not configurable
 }
 
-ze_result_t zeKernelGetProperties_(ze_kernel_handle_t hKernel, ze_kernel_properties_t* pKernelProperties) {
+ze_result_t ZE_APICALL zeKernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties_t* pKernelProperties) {
   ZEXCPU_FAULT_POINT("zeKernelGetProperties");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -858,7 +872,7 @@ ze_result_t zeKernelGetProperties_(ze_kernel_handle_t hKernel, ze_kernel_propert
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelGetSourceAttributes_(ze_kernel_handle_t hKernel, uint32_t* pSize, char** pString) {
+ze_result_t ZE_APICALL zeKernelGetSourceAttributes(ze_kernel_handle_t hKernel, uint32_t* pSize, char** pString) {
   ZEXCPU_FAULT_POINT("zeKernelGetSourceAttributes");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -878,7 +892,7 @@ ze_result_t zeKernelGetSourceAttributes_(ze_kernel_handle_t hKernel, uint32_t* p
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t zeKernelGetName_(ze_kernel_handle_t hKernel, size_t* pSize, char* pName) {
+ze_result_t ZE_APICALL zeKernelGetName(ze_kernel_handle_t hKernel, size_t* pSize, char* pName) {
   ZEXCPU_FAULT_POINT("zeKernelGetName");
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -886,8 +900,6 @@ ze_result_t zeKernelGetName_(ze_kernel_handle_t hKernel, size_t* pSize, char* pN
   copy_string(to_kernel(hKernel)->layout->info->name, pSize, pName);
   return ZE_RESULT_SUCCESS;
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------------
 // Interface with the core (kernel.hpp)
@@ -973,36 +985,6 @@ bool module_constant_range(const void* ptr, void** base, size_t* size) {
   if (base) *base = reinterpret_cast<void*>(ctx.base);
   if (size) *size = ctx.size;
   return true;
-}
-
-void fill_module_ddi(ze_module_dditable_t* t) {
-  t->pfnCreate = zeModuleCreate_;
-  t->pfnDestroy = zeModuleDestroy_;
-  t->pfnDynamicLink = zeModuleDynamicLink_;
-  t->pfnGetNativeBinary = zeModuleGetNativeBinary_;
-  t->pfnGetGlobalPointer = zeModuleGetGlobalPointer_;
-  t->pfnGetKernelNames = zeModuleGetKernelNames_;
-  t->pfnGetProperties = zeModuleGetProperties_;
-}
-
-void fill_module_build_log_ddi(ze_module_build_log_dditable_t* t) {
-  t->pfnDestroy = zeModuleBuildLogDestroy_;
-  t->pfnGetString = zeModuleBuildLogGetString_;
-}
-
-void fill_kernel_ddi(ze_kernel_dditable_t* t) {
-  t->pfnCreate = zeKernelCreate_;
-  t->pfnDestroy = zeKernelDestroy_;
-  t->pfnSetCacheConfig = zeKernelSetCacheConfig_;
-  t->pfnSetGroupSize = zeKernelSetGroupSize_;
-  t->pfnSuggestGroupSize = zeKernelSuggestGroupSize_;
-  t->pfnSuggestMaxCooperativeGroupCount = zeKernelSuggestMaxCooperativeGroupCount_;
-  t->pfnSetArgumentValue = zeKernelSetArgumentValue_;
-  t->pfnSetIndirectAccess = zeKernelSetIndirectAccess_;
-  t->pfnGetIndirectAccess = zeKernelGetIndirectAccess_;
-  t->pfnGetProperties = zeKernelGetProperties_;
-  t->pfnGetName = zeKernelGetName_;
-  t->pfnGetSourceAttributes = zeKernelGetSourceAttributes_;
 }
 
 }  // namespace zexcpu
