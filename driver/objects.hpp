@@ -1,5 +1,5 @@
 // The Level Zero objects of the zex-cpu core: driver, device, context, event pools, events, fences
-// (command lists and queues are private to cmdlist_queue.cpp). Each handle type of ze_api.h is an
+// (command lists and queues: cmdlist_objects.hpp; modules, build logs, kernels: module_objects.hpp). Each handle type of ze_api.h is an
 // opaque pointer to a struct named _ze_xxx_handle_t; zex-cpu defines those structs here, so a handle
 // *is* the object and no cast or lookup table sits on the hot path. Every object starts with a magic
 // word that entry points check, so a handle of the wrong kind (or a destroyed one) answers an error
@@ -26,6 +26,9 @@ enum Magic : uint32_t {
   kFenceMagic = 0x7a434e46,
   kQueueMagic = 0x7a435551,
   kListMagic = 0x7a43534c,
+  kModuleMagic = 0x7a434f4d,    // "MOCz"
+  kKernelMagic = 0x7a434e4b,    // "KNCz"
+  kBuildLogMagic = 0x7a43474c,  // "LGCz"
   kDeadMagic = 0xdeadbeef,
 };
 
