@@ -1,5 +1,6 @@
-// The interface between the module/kernel side of zex-cpu (module_kernel.cpp, compiler.cpp) and the
-// core (command lists, memory, DDI tables). Owned by the module/kernel side; keep these signatures.
+// The interface between the module/kernel side of zex-cpu (module.cpp, kernel_api.cpp, launch.cpp,
+// module_registry.cpp; the compiler in driver/compiler/) and the core (command lists, memory). Owned by
+// the module/kernel side; keep these signatures.
 #pragma once
 
 #include "common.hpp"

@@ -141,7 +141,8 @@ bool check_spirv(const uint8_t* input, size_t size, SpirvFacts* facts, std::stri
   spv_result_t r = spvBinaryParse(ctx, &w, words.data(), words.size(), on_header, on_instruction, &diag);
   if (r != SPV_SUCCESS) {
     if (!w.error.empty()) *err = w.error;
-    else if (diag && diag->error) *err = std::string(diag->error) + " (at word " + std::to_string(diag->position.index) + ")";
+    else if (diag && diag->error)
+      *err = std::string(diag->error) + " (at word " + std::to_string(diag->position.index) + ")";
     else *err = "SPIRV-Tools could not parse the module";
   }
   spvDiagnosticDestroy(diag);

@@ -123,8 +123,8 @@ bool translate(const std::string& bytes, const SpecConstants& constants, std::st
 
 // Runs child_translate in a child process. Returns true with the bitcode, or false with a message.
 // The fork copies the page tables, and afterwards the parent's first write to each page it had before
-// the fork takes a fault (docs/cpu-driver-compiler.md has the cost). ZEX_CPU_TRANSLATE_IN_PROCESS=1 skips the child (faster in huge processes; a bad
-// module may then terminate the process).
+// the fork takes a fault (docs/cpu-driver-compiler.md has the cost). ZEX_CPU_TRANSLATE_IN_PROCESS=1
+// skips the child (faster in huge processes; a bad module may then terminate the process).
 bool translate_isolated(const std::string& bytes, const SpecConstants& constants, std::string* bitcode,
                         std::string* err) {
   static const bool in_process = [] {
