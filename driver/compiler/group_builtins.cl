@@ -1,4 +1,4 @@
-// zex-cpu's sub-group and work-group builtins, in OpenCL C (docs/cpu-driver-compiler.md, step 5).
+// zex-cpu's sub-group and work-group builtins, in OpenCL C (docs/cpu-driver-compiler.md, step 6).
 // PoCL 3.1's kernel library has none of them, while the Level Zero SPIR-V environment requires the
 // Groups capability. This file is compiled to SPIR bitcode at build time, embedded in the driver, and
 // group_builtins.cpp links the functions a module calls into it before inlining.

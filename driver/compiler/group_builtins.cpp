@@ -1,4 +1,4 @@
-// Sub-group and work-group builtins for the module (docs/cpu-driver-compiler.md, step 5). They are
+// Sub-group and work-group builtins for the module (docs/cpu-driver-compiler.md, step 6). They are
 // written in OpenCL C (group_builtins.cl), compiled to bitcode when the driver is built and embedded
 // here; this file links the ones a module calls into it with LLVM's IR linker, and defines the __local
 // scratch that the work-group collectives share (OpenCL C cannot declare it outside a kernel).

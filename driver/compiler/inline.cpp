@@ -1,4 +1,4 @@
-// Every non-kernel function inlined into its kernels (docs/cpu-driver-compiler.md, step 6).
+// Every non-kernel function inlined into its kernels (docs/cpu-driver-compiler.md, step 7).
 //
 // Why: PoCL 3.1 turns each kernel into a work-group function and rewrites the work-item builtins
 // (get_global_id & co) only inside the kernel; a non-inlined helper that calls one keeps a reference to

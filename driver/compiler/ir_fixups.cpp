@@ -1,4 +1,4 @@
-// Fix-ups of the translator's IR for PoCL 3.1 (docs/cpu-driver-compiler.md, steps 3 and 9): builtin
+// Fix-ups of the translator's IR for PoCL 3.1 (docs/cpu-driver-compiler.md, steps 4 and 8): builtin
 // variables the translator left as variables, and builtins that PoCL's kernel library has only under
 // another name or another address-space overload.
 #include "compiler/parts.hpp"

@@ -1,6 +1,7 @@
 // What Level Zero needs to know about each kernel, read from the IR (docs/cpu-driver-compiler.md,
-// step 4): argument kinds and sizes, required group and sub-group sizes, source attributes, and the
-// module's imports. PoCL's own argument info for programs created from binaries is incomplete.
+// step 5 and "Kernel arguments"): argument kinds and sizes, required group and sub-group sizes,
+// source attributes, and the module's imports. PoCL's own argument info for programs created from
+// binaries is incomplete.
 #include "compiler/parts.hpp"
 
 #include <llvm/IR/Constants.h>

@@ -1,4 +1,4 @@
-// The last step of every build (docs/cpu-driver-compiler.md, step 9): the module as SPIR bitcode (LLVM
+// The last step of every build (docs/cpu-driver-compiler.md, step 8): the module as SPIR bitcode (LLVM
 // 15, typed pointers, spir64) -> clCreateProgramWithBinary -> clBuildProgram on PoCL. A builtin PoCL
 // reports missing is retried under the spelling PoCL 3.1 has (ir_fixups.cpp).
 #include "compiler/parts.hpp"
