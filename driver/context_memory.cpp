@@ -3,7 +3,6 @@
 // pointers, so the host may touch any of them directly (a difference from a discrete GPU, where
 // device allocations are not host-accessible). The allocations live in one ordered map so that
 // zeMemGetAddressRange and zeMemGetAllocProperties can answer for interior pointers.
-#include "ddi_tables.hpp"
 #include "kernel.hpp"
 #include "objects.hpp"
 
@@ -150,6 +149,8 @@ ze_result_t create_context(ze_driver_handle_t hDriver, const ze_context_desc_t* 
   return ZE_RESULT_SUCCESS;
 }
 
+}  // namespace
+
 /// Errors: INVALID_NULL_HANDLE (hDriver), INVALID_NULL_POINTER (desc, phContext),
 /// INVALID_ENUMERATION (desc->flags), INVALID_ARGUMENT (not a zex-cpu driver).
 ze_result_t ZE_APICALL zeContextCreate(ze_driver_handle_t hDriver, const ze_context_desc_t* desc,
@@ -189,6 +190,8 @@ ze_result_t ZE_APICALL zeContextSystemBarrier(ze_context_handle_t hContext, ze_d
   return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
 // Residency is a GPU concern; on the CPU everything is always resident, so these only validate.
 ze_result_t residency(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr) {
   ZEXCPU_CHECK(check_context(hContext));
@@ -197,6 +200,8 @@ ze_result_t residency(ze_context_handle_t hContext, ze_device_handle_t hDevice, 
   if (!is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   return ZE_RESULT_SUCCESS;
 }
+
+}  // namespace
 
 ze_result_t ZE_APICALL zeContextMakeMemoryResident(ze_context_handle_t hContext, ze_device_handle_t hDevice,
                                                    void* ptr, size_t) {
@@ -210,8 +215,12 @@ ze_result_t ZE_APICALL zeContextEvictMemory(ze_context_handle_t hContext, ze_dev
   return residency(hContext, hDevice, ptr);
 }
 
+namespace {
+
 // ---------------------------------------------------------------------------------------------
 // Memory
+
+}  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags),
 /// UNSUPPORTED_SIZE (0, or above maxMemAllocSize without relaxed limits), UNSUPPORTED_ALIGNMENT
@@ -251,6 +260,8 @@ ze_result_t ZE_APICALL zeMemAllocHost(ze_context_handle_t hContext, const ze_hos
   return allocate(hContext, ZE_MEMORY_TYPE_HOST, size, alignment, relaxed_max_size(host_desc->pNext), nullptr, pptr);
 }
 
+namespace {
+
 ze_result_t free_allocation(void* ptr) {
   // Remove from the map first: a concurrent lookup then never finds memory that is being freed.
   void* raw = nullptr;
@@ -262,6 +273,8 @@ ze_result_t free_allocation(void* ptr) {
     std::free(raw);
   return ZE_RESULT_SUCCESS;
 }
+
+}  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ARGUMENT (ptr is not the base of a live
 /// allocation: nothing is freed).
@@ -323,28 +336,6 @@ ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hContext, const 
   if (pBase != nullptr) *pBase = base;
   if (pSize != nullptr) *pSize = size;
   return ZE_RESULT_SUCCESS;
-}
-
-}  // namespace
-
-void fill_context_ddi(ze_context_dditable_t* t) {
-  t->pfnCreate = zeContextCreate;
-  t->pfnCreateEx = zeContextCreateEx;
-  t->pfnDestroy = zeContextDestroy;
-  t->pfnGetStatus = zeContextGetStatus;
-  t->pfnSystemBarrier = zeContextSystemBarrier;
-  t->pfnMakeMemoryResident = zeContextMakeMemoryResident;
-  t->pfnEvictMemory = zeContextEvictMemory;
-}
-
-void fill_mem_ddi(ze_mem_dditable_t* t) {
-  t->pfnAllocShared = zeMemAllocShared;
-  t->pfnAllocDevice = zeMemAllocDevice;
-  t->pfnAllocHost = zeMemAllocHost;
-  t->pfnFree = zeMemFree;
-  t->pfnFreeExt = zeMemFreeExt;
-  t->pfnGetAllocProperties = zeMemGetAllocProperties;
-  t->pfnGetAddressRange = zeMemGetAddressRange;
 }
 
 }  // namespace zexcpu

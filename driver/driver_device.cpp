@@ -1,5 +1,4 @@
 // zeInit, the driver and its one device: the PoCL CPU device, described in Level Zero terms.
-#include "ddi_tables.hpp"
 #include "objects.hpp"
 
 #include <algorithm>
@@ -162,6 +161,8 @@ ze_device_fp_flags_t fp_flags(uint64_t cl) {
 // ---------------------------------------------------------------------------------------------
 // Driver
 
+}  // namespace
+
 /// Errors: ZE_RESULT_ERROR_INVALID_ENUMERATION (unknown flag bits), ZE_RESULT_ERROR_UNINITIALIZED (no
 /// PoCL, or VPU_ONLY), ZE_RESULT_ERROR_INVALID_ARGUMENT (malformed ZEX_CPU_FAIL).
 ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags) {
@@ -240,6 +241,8 @@ ze_result_t ZE_APICALL zeDriverGetExtensionFunctionAddress(ze_driver_handle_t hD
   return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
 // ---------------------------------------------------------------------------------------------
 // Device
 
@@ -248,6 +251,8 @@ ze_result_t ZE_APICALL zeDriverGetExtensionFunctionAddress(ze_driver_handle_t hD
     if ((h) == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;    \
     if (!is_device(h)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;        \
   } while (0)
+
+}  // namespace
 
 ze_result_t ZE_APICALL zeDeviceGet(ze_driver_handle_t hDriver, uint32_t* pCount, ze_device_handle_t* phDevices) {
   ZEXCPU_FAULT_POINT("zeDeviceGet");
@@ -456,40 +461,9 @@ ze_result_t ZE_APICALL zeDeviceGetGlobalTimestamps(ze_device_handle_t hDevice, u
   return ZE_RESULT_SUCCESS;
 }
 
-}  // namespace
-
 Platform& platform() { return g_platform; }
 const DeviceInfo& device_info() { return g_info; }
 ze_driver_handle_t the_driver() { return &g_driver; }
 ze_device_handle_t the_device() { return &g_device; }
-
-void fill_driver_ddi(ze_global_dditable_t* t) { t->pfnInit = zeInit; }
-
-void fill_driver_ddi(ze_driver_dditable_t* t) {
-  t->pfnGet = zeDriverGet;
-  t->pfnGetApiVersion = zeDriverGetApiVersion;
-  t->pfnGetProperties = zeDriverGetProperties;
-  t->pfnGetIpcProperties = zeDriverGetIpcProperties;
-  t->pfnGetExtensionProperties = zeDriverGetExtensionProperties;
-  t->pfnGetExtensionFunctionAddress = zeDriverGetExtensionFunctionAddress;
-}
-
-void fill_device_ddi(ze_device_dditable_t* t) {
-  t->pfnGet = zeDeviceGet;
-  t->pfnGetSubDevices = zeDeviceGetSubDevices;
-  t->pfnGetProperties = zeDeviceGetProperties;
-  t->pfnGetComputeProperties = zeDeviceGetComputeProperties;
-  t->pfnGetModuleProperties = zeDeviceGetModuleProperties;
-  t->pfnGetCommandQueueGroupProperties = zeDeviceGetCommandQueueGroupProperties;
-  t->pfnGetMemoryProperties = zeDeviceGetMemoryProperties;
-  t->pfnGetMemoryAccessProperties = zeDeviceGetMemoryAccessProperties;
-  t->pfnGetCacheProperties = zeDeviceGetCacheProperties;
-  t->pfnGetImageProperties = zeDeviceGetImageProperties;
-  t->pfnGetExternalMemoryProperties = zeDeviceGetExternalMemoryProperties;
-  t->pfnGetP2PProperties = zeDeviceGetP2PProperties;
-  t->pfnCanAccessPeer = zeDeviceCanAccessPeer;
-  t->pfnGetStatus = zeDeviceGetStatus;
-  t->pfnGetGlobalTimestamps = zeDeviceGetGlobalTimestamps;
-}
 
 }  // namespace zexcpu

@@ -1,7 +1,6 @@
 // Event pools, events and fences. An event is a flag plus kernel timestamps; a fence is a flag that a
 // command queue sets when an execution finishes. All waiting, on the host and on the workers that run
 // command lists, goes through the sharded waiters of objects.hpp: no polling, no sleeps.
-#include "ddi_tables.hpp"
 #include "objects.hpp"
 
 #include <new>
@@ -88,6 +87,8 @@ ze_result_t check_fence(ze_fence_handle_t h) {
 // ---------------------------------------------------------------------------------------------
 // Event pools
 
+}  // namespace
+
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags), INVALID_SIZE (count
 /// 0, or phDevices null with numDevices > 0), INVALID_ARGUMENT (foreign context or device).
 ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t hContext, const ze_event_pool_desc_t* desc,
@@ -121,8 +122,12 @@ ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t hEventPool) {
   return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
 // ---------------------------------------------------------------------------------------------
 // Events
+
+}  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (signal/wait scopes),
 /// INVALID_ARGUMENT (index >= the pool's count, as Intel's driver answers).
@@ -195,8 +200,12 @@ ze_result_t ZE_APICALL zeEventQueryKernelTimestamp(ze_event_handle_t hEvent, ze_
   return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
 // ---------------------------------------------------------------------------------------------
 // Fences
+
+}  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags), INVALID_ARGUMENT
 /// (not a zex-cpu queue).
@@ -242,31 +251,6 @@ ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence) {
   ZEXCPU_CHECK(check_fence(hFence));
   change_and_notify(hFence, [&] { hFence->signalled.store(0, std::memory_order_release); });
   return ZE_RESULT_SUCCESS;
-}
-
-}  // namespace
-
-void fill_event_pool_ddi(ze_event_pool_dditable_t* t) {
-  t->pfnCreate = zeEventPoolCreate;
-  t->pfnDestroy = zeEventPoolDestroy;
-}
-
-void fill_event_ddi(ze_event_dditable_t* t) {
-  t->pfnCreate = zeEventCreate;
-  t->pfnDestroy = zeEventDestroy;
-  t->pfnHostSignal = zeEventHostSignal;
-  t->pfnHostSynchronize = zeEventHostSynchronize;
-  t->pfnQueryStatus = zeEventQueryStatus;
-  t->pfnHostReset = zeEventHostReset;
-  t->pfnQueryKernelTimestamp = zeEventQueryKernelTimestamp;
-}
-
-void fill_fence_ddi(ze_fence_dditable_t* t) {
-  t->pfnCreate = zeFenceCreate;
-  t->pfnDestroy = zeFenceDestroy;
-  t->pfnHostSynchronize = zeFenceHostSynchronize;
-  t->pfnQueryStatus = zeFenceQueryStatus;
-  t->pfnReset = zeFenceReset;
 }
 
 }  // namespace zexcpu

@@ -9,6 +9,8 @@
 // and makes zeInit fail with ZE_RESULT_ERROR_INVALID_ARGUMENT, so a typo never silently disables a test.
 #include "common.hpp"
 
+#include <zex/detail/result_names.hpp>
+
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -21,38 +23,6 @@
 
 namespace zexcpu {
 namespace {
-
-#define ZEXCPU_RESULTS(X)                                                                          \
-  X(ZE_RESULT_SUCCESS) X(ZE_RESULT_NOT_READY) X(ZE_RESULT_ERROR_DEVICE_LOST)                       \
-  X(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY) X(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)                    \
-  X(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE) X(ZE_RESULT_ERROR_MODULE_LINK_FAILURE)                   \
-  X(ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET) X(ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE)            \
-  X(ZE_RESULT_EXP_ERROR_DEVICE_IS_NOT_VERTEX) X(ZE_RESULT_EXP_ERROR_VERTEX_IS_NOT_DEVICE)          \
-  X(ZE_RESULT_EXP_ERROR_REMOTE_DEVICE) X(ZE_RESULT_ERROR_INSUFFICIENT_PERMISSIONS)                 \
-  X(ZE_RESULT_ERROR_NOT_AVAILABLE) X(ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE)                       \
-  X(ZE_RESULT_WARNING_DROPPED_DATA) X(ZE_RESULT_ERROR_UNINITIALIZED)                               \
-  X(ZE_RESULT_ERROR_UNSUPPORTED_VERSION) X(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)                    \
-  X(ZE_RESULT_ERROR_INVALID_ARGUMENT) X(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)                       \
-  X(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE) X(ZE_RESULT_ERROR_INVALID_NULL_POINTER)                  \
-  X(ZE_RESULT_ERROR_INVALID_SIZE) X(ZE_RESULT_ERROR_UNSUPPORTED_SIZE)                              \
-  X(ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT) X(ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT)       \
-  X(ZE_RESULT_ERROR_INVALID_ENUMERATION) X(ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION)                \
-  X(ZE_RESULT_ERROR_UNSUPPORTED_IMAGE_FORMAT) X(ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)             \
-  X(ZE_RESULT_ERROR_INVALID_GLOBAL_NAME) X(ZE_RESULT_ERROR_INVALID_KERNEL_NAME)                    \
-  X(ZE_RESULT_ERROR_INVALID_FUNCTION_NAME) X(ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)         \
-  X(ZE_RESULT_ERROR_INVALID_GLOBAL_WIDTH_DIMENSION) X(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX) \
-  X(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE)                                                  \
-  X(ZE_RESULT_ERROR_INVALID_KERNEL_ATTRIBUTE_VALUE) X(ZE_RESULT_ERROR_INVALID_MODULE_UNLINKED)     \
-  X(ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE) X(ZE_RESULT_ERROR_OVERLAPPING_REGIONS)              \
-  X(ZE_RESULT_WARNING_ACTION_REQUIRED) X(ZE_RESULT_ERROR_UNKNOWN)
-
-struct NamedResult {
-  const char* name;
-  ze_result_t value;
-};
-#define ZEXCPU_RESULT_ENTRY(r) {#r, r},
-constexpr NamedResult kResults[] = {ZEXCPU_RESULTS(ZEXCPU_RESULT_ENTRY)};
-#undef ZEXCPU_RESULT_ENTRY
 
 /// The rules for one entry point; its calls share one counter.
 struct Entry {
@@ -136,21 +106,10 @@ Config& config() {
 
 }  // namespace
 
-const char* result_name(ze_result_t r) {
-  for (const auto& nr : kResults)
-    if (nr.value == r) return nr.name;
-  return nullptr;
-}
+// The names come from the zex library's one table (include/zex/detail/result_names.hpp).
+const char* result_name(ze_result_t r) { return zex::detail::result_name_or_null(r); }
 
-bool result_from_name(const char* name, ze_result_t* r) {
-  if (name == nullptr) return false;
-  for (const auto& nr : kResults)
-    if (std::strcmp(nr.name, name) == 0) {
-      *r = nr.value;
-      return true;
-    }
-  return false;
-}
+bool result_from_name(const char* name, ze_result_t* r) { return zex::detail::result_from_name(name, r); }
 
 const char* fault_injection_error() {
   const Config& cfg = config();

@@ -1,5 +1,6 @@
-// The interface between the module/kernel side of zex-cpu (module_kernel.cpp, compiler.cpp) and the
-// core (command lists, memory, DDI tables). Owned by the module/kernel side; keep these signatures.
+// The interface between the module/kernel side of zex-cpu (module.cpp, kernel_api.cpp, launch.cpp,
+// module_registry.cpp; the compiler in driver/compiler/) and the core (command lists, memory). Owned by
+// the module/kernel side; keep these signatures.
 #pragma once
 
 #include "common.hpp"
@@ -47,11 +48,5 @@ ze_result_t capture_launch_indirect(ze_kernel_handle_t hKernel, const ze_group_c
 /// *base and *size (either may be null) then describe that whole segment or variable. Any other address
 /// (stack, heap, libraries, destroyed modules) gives false. Thread-safe.
 bool module_constant_range(const void* ptr, void** base, size_t* size);
-
-/// Fill the module, module-build-log and kernel DDI tables with the implemented entry points
-/// (entries not implemented are left as they are: the generated unsupported stubs).
-void fill_module_ddi(ze_module_dditable_t* t);
-void fill_module_build_log_ddi(ze_module_build_log_dditable_t* t);
-void fill_kernel_ddi(ze_kernel_dditable_t* t);
 
 }  // namespace zexcpu

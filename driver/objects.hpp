@@ -1,9 +1,10 @@
 // The Level Zero objects of the zex-cpu core: driver, device, context, event pools, events, fences
-// (command lists and queues are private to cmdlist_queue.cpp). Each handle type of ze_api.h is an
-// opaque pointer to a struct named _ze_xxx_handle_t; zex-cpu defines those structs here, so a handle
-// *is* the object and no cast or lookup table sits on the hot path. Every object starts with a magic
-// word that entry points check, so a handle of the wrong kind (or a destroyed one) answers an error
-// instead of corrupting memory, as far as that can be detected.
+// (command lists and queues: cmdlist_objects.hpp; modules, build logs, kernels: module_objects.hpp).
+// Each handle type of ze_api.h is an opaque pointer to a struct named _ze_xxx_handle_t; zex-cpu defines
+// those structs, so a handle *is* the object and no cast or lookup table sits on the hot path. Every
+// object starts with a magic word (the enum below) that entry points check, so a handle of the wrong
+// kind (or a destroyed one) answers an error instead of corrupting memory, as far as that can be
+// detected.
 #pragma once
 
 #include "common.hpp"
@@ -26,6 +27,9 @@ enum Magic : uint32_t {
   kFenceMagic = 0x7a434e46,
   kQueueMagic = 0x7a435551,
   kListMagic = 0x7a43534c,
+  kModuleMagic = 0x7a434f4d,    // "MOCz"
+  kKernelMagic = 0x7a434e4b,    // "KNCz"
+  kBuildLogMagic = 0x7a43474c,  // "LGCz"
   kDeadMagic = 0xdeadbeef,
 };
 
@@ -119,7 +123,7 @@ inline bool is_fence(ze_fence_handle_t h) { return h != nullptr && h->magic == k
 
 ze_driver_handle_t the_driver();
 ze_device_handle_t the_device();
-/// True for a live command queue of zex-cpu (cmdlist_queue.cpp).
+/// True for a live command queue of zex-cpu (command_queue.cpp).
 bool is_command_queue(ze_command_queue_handle_t h);
 /// Registered with atexit() by zeInit: stops every list's and queue's worker before exit() tears
 /// down LLVM and PoCL (jobs not started are dropped; kernels in flight finish).

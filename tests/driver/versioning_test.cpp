@@ -1,4 +1,4 @@
-// zex-cpu's work-group range versioning of bounds checks (driver/compiler.cpp, version_bounds_checks):
+// zex-cpu's work-group range versioning of bounds checks (driver/compiler/bounds_versioning.cpp):
 // in every group, fully in bounds or not, each work-item must run or throw exactly as the source says.
 // The shapes include a check whose value wraps inside a group (first and last work-items pass, middle
 // ones fail), which endpoint tests alone would get wrong.

@@ -1,6 +1,7 @@
-// What the zex library itself needs from a Level Zero driver (DESIGN.md §3-§4): native binaries of built
-// modules, modules linked from several SPIR-V modules, the claim protocol (by-value state with pointers as
-// integers, Device-scope compare-exchange, release fence), module constants' addresses; and a few more
+// What the zex library itself needs from a Level Zero driver (docs/integration.md, docs/cpu-driver.md):
+// native binaries of built modules, modules linked from several SPIR-V modules, the claim protocol
+// (by-value state with pointers as integers, Device-scope compare-exchange, release fence), module
+// constants' addresses; and a few more
 // API behaviours that are easy to get wrong (timeouts near UINT64_MAX, null pointer arguments, vector
 // arguments, large grids, printf).
 #include "l0_fixture.hpp"

@@ -1,0 +1,67 @@
+// The objects of command lists (immediate and regular) and command queues, and the checks their entry
+// points share (command_queue.cpp, command_list.cpp, command_list_copy.cpp). Each owns or is run by a
+// Worker (worker.hpp, which describes the execution model).
+#pragma once
+
+#include "worker.hpp"
+
+struct _ze_command_list_handle_t {
+  uint32_t magic = zexcpu::kListMagic;
+  ze_context_handle_t context = nullptr;
+  bool immediate = false;
+  bool synchronous = false;  // immediate lists only
+  bool closed = false;       // regular lists only
+  std::vector<std::unique_ptr<zexcpu::Command>> commands;  // regular lists only
+  std::unique_ptr<zexcpu::Worker> worker;                  // immediate lists only
+};
+
+struct _ze_command_queue_handle_t {
+  uint32_t magic = zexcpu::kQueueMagic;
+  ze_context_handle_t context = nullptr;
+  bool synchronous = false;
+  zexcpu::Worker worker;
+};
+
+namespace zexcpu {
+
+#define ZEXCPU_CHECK(expr)                                \
+  do {                                                    \
+    ze_result_t zexcpu_r_ = (expr);                       \
+    if (zexcpu_r_ != ZE_RESULT_SUCCESS) return zexcpu_r_; \
+  } while (0)
+
+inline bool is_list(ze_command_list_handle_t h) { return h != nullptr && h->magic == kListMagic; }
+
+constexpr uint32_t kMaxMode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+constexpr uint32_t kMaxPriority = ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH;
+
+inline ze_result_t check_context_device(ze_context_handle_t hContext, ze_device_handle_t hDevice) {
+  if (hContext == nullptr || hDevice == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  return ZE_RESULT_SUCCESS;
+}
+
+/// INVALID_NULL_HANDLE or INVALID_ARGUMENT unless `h` is a live command list.
+inline ze_result_t check_list(ze_command_list_handle_t h) {
+  if (h == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_list(h)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  return ZE_RESULT_SUCCESS;
+}
+
+// --- command_queue.cpp --------------------------------------------------------------------------------
+
+/// The checks of a queue descriptor shared by zeCommandQueueCreate and zeCommandListCreateImmediate.
+ze_result_t check_queue_desc(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                             const ze_command_queue_desc_t* desc);
+
+// --- command_list.cpp ---------------------------------------------------------------------------------
+
+/// Checks the list and the events of an append and builds its command (without a body).
+/// Errors: INVALID_SIZE (waits null with a count), INVALID_SYNCHRONIZATION_OBJECT (an event that is
+/// not a live event), INVALID_ARGUMENT (a closed regular list).
+ze_result_t begin_command(ze_command_list_handle_t l, ze_event_handle_t signal, uint32_t numWaits,
+                          const ze_event_handle_t* waits, std::unique_ptr<Command>* out);
+/// Records a regular list's command, or runs an immediate list's (waiting for it when synchronous).
+ze_result_t finish_command(ze_command_list_handle_t l, std::unique_ptr<Command> c);
+
+}  // namespace zexcpu
+

@@ -1,0 +1,162 @@
+// Command lists: creation, close/reset, host synchronization, and the appends that are not memory
+// operations (kernel launches, barriers). Memory copies and fills: command_list_copy.cpp.
+#include "cmdlist_objects.hpp"
+
+namespace zexcpu {
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags), INVALID_ARGUMENT
+/// (queue group ordinal != 0, foreign context/device), OUT_OF_HOST_MEMORY.
+ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                                           const ze_command_list_desc_t* desc,
+                                           ze_command_list_handle_t* phCommandList) {
+  ZEXCPU_FAULT_POINT("zeCommandListCreate");
+  ZEXCPU_CHECK(check_context_device(hContext, hDevice));
+  if (desc == nullptr || phCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (desc->flags > 0x7) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!is_context(hContext) || !is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (desc->commandQueueGroupOrdinal != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  auto* l = new (std::nothrow) _ze_command_list_handle_t;
+  if (l == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  l->context = hContext;
+  *phCommandList = l;
+  return ZE_RESULT_SUCCESS;
+}
+
+/// As zeCommandQueueCreate. ASYNCHRONOUS and DEFAULT lists return from appends at once; SYNCHRONOUS
+/// lists return when the appended command has run (and return its error).
+ze_result_t ZE_APICALL zeCommandListCreateImmediate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                                                    const ze_command_queue_desc_t* altdesc,
+                                                    ze_command_list_handle_t* phCommandList) {
+  ZEXCPU_FAULT_POINT("zeCommandListCreateImmediate");
+  ZEXCPU_CHECK(check_context_device(hContext, hDevice));
+  if (altdesc == nullptr || phCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  ZEXCPU_CHECK(check_queue_desc(hContext, hDevice, altdesc));
+  auto* l = new (std::nothrow) _ze_command_list_handle_t;
+  if (l == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  l->worker.reset(new (std::nothrow) Worker);
+  if (l->worker == nullptr) {
+    delete l;
+    return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  l->context = hContext;
+  l->immediate = true;
+  l->synchronous = altdesc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+  *phCommandList = l;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeCommandListDestroy(ze_command_list_handle_t hCommandList) {
+  ZEXCPU_FAULT_POINT("zeCommandListDestroy");
+  ZEXCPU_CHECK(check_list(hCommandList));
+  if (hCommandList->worker) hCommandList->worker->stop();
+  hCommandList->magic = kDeadMagic;
+  delete hCommandList;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeCommandListClose(ze_command_list_handle_t hCommandList) {
+  ZEXCPU_FAULT_POINT("zeCommandListClose");
+  ZEXCPU_CHECK(check_list(hCommandList));
+  if (!hCommandList->immediate) hCommandList->closed = true;
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeCommandListReset(ze_command_list_handle_t hCommandList) {
+  ZEXCPU_FAULT_POINT("zeCommandListReset");
+  ZEXCPU_CHECK(check_list(hCommandList));
+  if (hCommandList->immediate) {
+    // Nothing is recorded; wait for what was submitted, and forget its errors.
+    hCommandList->worker->wait_idle(UINT64_MAX);
+    return ZE_RESULT_SUCCESS;
+  }
+  hCommandList->commands.clear();
+  hCommandList->closed = false;
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Waits for everything submitted to an immediate list (timeout as zeEventHostSynchronize). Offered
+/// through zeDriverGetExtensionFunctionAddress("zeCommandListHostSynchronize"): the installed loader's
+/// tables predate this entry point. Errors: INVALID_NULL_HANDLE, INVALID_ARGUMENT (a regular list),
+/// NOT_READY on timeout, the first error of a failed command.
+ze_result_t ZE_APICALL zeCommandListHostSynchronize(ze_command_list_handle_t hCommandList, uint64_t timeout) {
+  ZEXCPU_FAULT_POINT("zeCommandListHostSynchronize");
+  ZEXCPU_CHECK(check_list(hCommandList));
+  if (!hCommandList->immediate) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  return hCommandList->worker->wait_idle(timeout);
+}
+
+ze_result_t begin_command(ze_command_list_handle_t l, ze_event_handle_t signal, uint32_t numWaits,
+                          const ze_event_handle_t* waits, std::unique_ptr<Command>* out) {
+  if (numWaits > 0 && waits == nullptr) return ZE_RESULT_ERROR_INVALID_SIZE;
+  if (!is_list(l)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (!l->immediate && l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (signal != nullptr && !is_event(signal)) return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
+  for (uint32_t i = 0; i < numWaits; ++i)
+    if (!is_event(waits[i])) return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
+  auto c = std::unique_ptr<Command>(new (std::nothrow) Command);
+  if (!c) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  if (numWaits > 0) c->waits.assign(waits, waits + numWaits);
+  c->signal = signal;
+  *out = std::move(c);
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t finish_command(ze_command_list_handle_t l, std::unique_ptr<Command> c) {
+  if (!l->immediate) {
+    l->commands.push_back(std::move(c));
+    return ZE_RESULT_SUCCESS;
+  }
+  Job job;
+  job.command = std::move(c);
+  ZEXCPU_CHECK(l->worker->submit(std::move(job)));
+  if (l->synchronous) return l->worker->wait_idle(UINT64_MAX);
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list_handle_t hCommandList,
+                                                       ze_kernel_handle_t hKernel,
+                                                       const ze_group_count_t* pLaunchFuncArgs,
+                                                       ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                       ze_event_handle_t* phWaitEvents) {
+  ZEXCPU_FAULT_POINT("zeCommandListAppendLaunchKernel");
+  if (hCommandList == nullptr || hKernel == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (pLaunchFuncArgs == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  std::unique_ptr<Command> c;
+  ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
+  std::unique_ptr<LaunchCommand> launch;
+  ZEXCPU_CHECK(capture_launch(hKernel, *pLaunchFuncArgs, &launch));
+  c->launch = std::move(launch);
+  return finish_command(hCommandList, std::move(c));
+}
+
+ze_result_t ZE_APICALL zeCommandListAppendBarrier(ze_command_list_handle_t hCommandList,
+                                                  ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                  ze_event_handle_t* phWaitEvents) {
+  ZEXCPU_FAULT_POINT("zeCommandListAppendBarrier");
+  if (hCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  // Commands already run one at a time, in order: a barrier is only its waits and its signal.
+  std::unique_ptr<Command> c;
+  ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
+  return finish_command(hCommandList, std::move(c));
+}
+
+ze_result_t ZE_APICALL zeCommandListAppendMemoryRangesBarrier(ze_command_list_handle_t hCommandList,
+                                                              uint32_t, const size_t* pRangeSizes,
+                                                              const void** pRanges, ze_event_handle_t hSignalEvent,
+                                                              uint32_t numWaitEvents,
+                                                              ze_event_handle_t* phWaitEvents) {
+  ZEXCPU_FAULT_POINT("zeCommandListAppendMemoryRangesBarrier");
+  if (hCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (pRangeSizes == nullptr || pRanges == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  std::unique_ptr<Command> c;
+  ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
+  return finish_command(hCommandList, std::move(c));
+}
+
+void* extension_function(const char* name) {
+  if (std::strcmp(name, "zeCommandListHostSynchronize") == 0)
+    return reinterpret_cast<void*>(&zeCommandListHostSynchronize);
+  return nullptr;
+}
+
+}  // namespace zexcpu

@@ -1,0 +1,95 @@
+// Command queues: creation, zeCommandQueueExecuteCommandLists (the lists run in order on the queue's
+// worker), synchronization. The execution model is in cmdlist_objects.hpp.
+#include "cmdlist_objects.hpp"
+
+namespace zexcpu {
+
+/// The checks of a queue descriptor shared by zeCommandQueueCreate and zeCommandListCreateImmediate.
+ze_result_t check_queue_desc(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                             const ze_command_queue_desc_t* desc) {
+  if (desc->flags & ~ze_command_queue_flags_t(ZE_COMMAND_QUEUE_FLAG_EXPLICIT_ONLY) ||
+      uint32_t(desc->mode) > kMaxMode || uint32_t(desc->priority) > kMaxPriority)
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!is_context(hContext) || !is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  // One queue group; any index below numQueues is accepted, EXPLICIT_ONLY or not (as Intel's driver).
+  if (desc->ordinal != 0 || desc->index >= kNumQueues) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  return ZE_RESULT_SUCCESS;
+}
+
+bool is_command_queue(ze_command_queue_handle_t h) { return h != nullptr && h->magic == kQueueMagic; }
+
+void stop_all_workers() { Worker::stop_all_workers(); }
+
+bool Worker::execute_list(ze_command_list_handle_t list) {
+  for (const auto& c : list->commands)
+    if (!execute(*c)) return false;
+  return true;
+}
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags, mode, priority),
+/// INVALID_ARGUMENT (ordinal != 0, index >= numQueues, foreign context/device), OUT_OF_HOST_MEMORY.
+ze_result_t ZE_APICALL zeCommandQueueCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                                            const ze_command_queue_desc_t* desc,
+                                            ze_command_queue_handle_t* phCommandQueue) {
+  ZEXCPU_FAULT_POINT("zeCommandQueueCreate");
+  ZEXCPU_CHECK(check_context_device(hContext, hDevice));
+  if (desc == nullptr || phCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  ZEXCPU_CHECK(check_queue_desc(hContext, hDevice, desc));
+  auto* q = new (std::nothrow) _ze_command_queue_handle_t;
+  if (q == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  q->context = hContext;
+  q->synchronous = desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
+  *phCommandQueue = q;
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Joins the queue's worker (work still queued runs first, except work blocked on events).
+ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t hCommandQueue) {
+  ZEXCPU_FAULT_POINT("zeCommandQueueDestroy");
+  if (hCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_command_queue(hCommandQueue)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  hCommandQueue->worker.stop();
+  hCommandQueue->magic = kDeadMagic;
+  delete hCommandQueue;
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_SIZE (no lists), INVALID_ARGUMENT (a list
+/// that is not closed, or not a list), INVALID_COMMAND_LIST_TYPE (an immediate list),
+/// INVALID_SYNCHRONIZATION_OBJECT (a fence of another queue). A synchronous queue returns when done.
+ze_result_t ZE_APICALL zeCommandQueueExecuteCommandLists(ze_command_queue_handle_t hCommandQueue,
+                                                         uint32_t numCommandLists,
+                                                         ze_command_list_handle_t* phCommandLists,
+                                                         ze_fence_handle_t hFence) {
+  ZEXCPU_FAULT_POINT("zeCommandQueueExecuteCommandLists");
+  if (hCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (phCommandLists == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (numCommandLists == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+  if (!is_command_queue(hCommandQueue)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  for (uint32_t i = 0; i < numCommandLists; ++i) {
+    ze_command_list_handle_t l = phCommandLists[i];
+    if (l == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!is_list(l)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (l->immediate) return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
+    if (!l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  }
+  if (hFence != nullptr && (!is_fence(hFence) || hFence->queue != hCommandQueue))
+    return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
+  Job job;
+  job.lists.assign(phCommandLists, phCommandLists + numCommandLists);
+  job.fence = hFence;
+  ZEXCPU_CHECK(hCommandQueue->worker.submit(std::move(job)));
+  if (hCommandQueue->synchronous) return hCommandQueue->worker.wait_idle(UINT64_MAX);
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Errors: INVALID_NULL_HANDLE; NOT_READY on timeout; the first error of a failed command since the
+/// last synchronization (e.g. a kernel that PoCL could not run).
+ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_handle_t hCommandQueue, uint64_t timeout) {
+  ZEXCPU_FAULT_POINT("zeCommandQueueSynchronize");
+  if (hCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_command_queue(hCommandQueue)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  return hCommandQueue->worker.wait_idle(timeout);
+}
+
+}  // namespace zexcpu

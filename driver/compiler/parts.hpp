@@ -1,0 +1,100 @@
+// The steps of zex-cpu's compiler (driver/compiler/*.cpp), one per file, as compile_module and
+// link_module (module_compile.cpp) chain them. docs/cpu-driver-compiler.md describes each step and why
+// it is there; the IR-level tests (tests/driver/compiler_test.cpp) call them one by one.
+#pragma once
+
+#include "compiler.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Constant;
+class DataLayout;
+class Function;
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace zexcpu {
+
+// SPIR address spaces (as produced by llvm-spirv -r).
+constexpr unsigned kGlobalAS = 1;
+constexpr unsigned kConstantAS = 2;
+constexpr unsigned kLocalAS = 3;
+
+// --- spirv_check.cpp: the SPIR-V stream before the translator sees it --------------------------------
+
+/// The facts about a module that zex-cpu needs before translating it.
+struct SpirvFacts {
+  uint32_t version = 0;                     ///< the header's version word
+  std::map<uint32_t, uint32_t> spec_sizes;  ///< SpecId -> bytes of the constant's scalar type
+};
+
+/// Parses `input` (`size` bytes, a multiple of 4) with SPIRV-Tools' spvBinaryParse and checks what the
+/// translator takes for granted (it asserts or crashes otherwise). False with `err` if it is malformed.
+bool check_spirv(const uint8_t* input, size_t size, SpirvFacts* facts, std::string* err);
+
+// --- translate.cpp: SPIR-V -> LLVM bitcode with libLLVMSPIRVLib, in a child process -----------------
+
+/// Translates SPIR-V `bytes` with `constants` applied. True with `bitcode`, or false with `err`.
+/// Runs the translator in a fork()ed child unless ZEX_CPU_TRANSLATE_IN_PROCESS=1.
+bool translate_isolated(const std::string& bytes, const SpecConstants& constants, std::string* bitcode,
+                        std::string* err);
+
+// --- ir_fixups.cpp: what PoCL 3.1 needs of the translator's IR ---------------------------------------
+
+/// Loads of __spirv_BuiltIn* variables the translator left (spirv-link duplicates) -> OpenCL calls.
+bool lower_leftover_builtins(llvm::Module& m, std::string* err);
+/// A call of a builtin's generic-pointer overload (PU3AS4) -> its __global overload (PU3AS1).
+bool use_global_overload(llvm::Module& m, llvm::Function* f);
+/// Renames a builtin to PoCL's internal "_cl_" spelling (mem_fence & co). False if it cannot.
+bool use_pocl_name(llvm::Module& m, llvm::Function* f);
+
+// --- group_builtins.cpp (+ group_builtins.cl): sub-group and work-group functions --------------------
+
+/// Links the definitions of the group builtins `m` calls from zex-cpu's OpenCL C library, and gives
+/// work-group collectives `max_group` slots of __local scratch. False with `err` for a group builtin
+/// the library does not have.
+bool define_group_builtins(llvm::Module& m, size_t max_group, std::string* err);
+
+// --- inline.cpp: every non-kernel function inlined into its kernels ----------------------------------
+
+/// Inlines every call (keeping the zex throw entry points for one round, for bounds-check versioning
+/// in between). False with `err` for recursion or an indirect call.
+bool inline_everything(llvm::Module& m, std::string* err);
+
+// --- bounds_versioning.cpp: work-group range versioning of bounds checks -----------------------------
+
+/// Versions each kernel whose every throw site is behind recognised bounds checks. Returns how many.
+unsigned version_bounds_checks(llvm::Module& m);
+
+// --- kernel_metadata.cpp: what Level Zero needs to know about kernels --------------------------------
+
+/// Fills out->kernels (arguments, required sizes, source attributes) and out->imports.
+void analyze(const llvm::Module& mod, CompiledProgram* out);
+/// Functions and variables `m` uses but does not define, and that PoCL does not provide.
+std::vector<std::string> find_imports(const llvm::Module& m);
+
+// --- program_globals.cpp: storage for program-scope variables ----------------------------------------
+
+/// Gives each program-scope variable of `mod` its storage in out->globals and points mutable ones at it
+/// (or, for names in `shared`, at another module's storage).
+ze_result_t assign_global_storage(llvm::Module& mod, const std::map<std::string, void*>& shared,
+                                  CompiledProgram* out);
+/// The bytes of a constant initializer (the host's layout); false if it holds addresses.
+bool constant_bytes(const llvm::Constant* c, const llvm::DataLayout& dl, uint8_t* out, size_t size);
+
+// --- pocl_build.cpp: SPIR bitcode -> built PoCL program ----------------------------------------------
+
+/// Writes `mod` as SPIR bitcode and builds it with PoCL, retrying with PoCL's spellings of builtins it
+/// reports missing. On success out->program is set.
+ze_result_t build_with_pocl(llvm::Module& mod, const char* build_flags, cl_context context, cl_device_id device,
+                            CompiledProgram* out);
+/// Only OpenCL options ("-cl-...") of Level Zero build flags.
+std::string opencl_options(const char* flags);
+
+}  // namespace zexcpu
