@@ -39,17 +39,32 @@ struct KernelInfo {
   std::string attributes;  ///< source attributes, space-separated: "reqd_work_group_size(8,2,1)" ...
 };
 
+/// Where a program-scope variable lives, as NEO places it (IGC 1.0.12504's zebin sections): mutable
+/// variables in `.data.global`, constants whose initializer is an array of i8 (string literals,
+/// `__func__`, any `__constant char[]` or uchar table) in `.data.const.string`, every other constant in
+/// `.data.const`. NEO registers the first and the last as USM (zeMemGetAddressRange finds them); a
+/// kernel's reference to the strings segment is a host pointer that it does not find.
+enum class Segment : uint8_t { Constants, Globals, Strings };
+
 /// A program-scope variable of the module (a SPIR-V CrossWorkgroup/UniformConstant global) with storage
 /// that zex-cpu owns. PoCL 3.1 has no program-scope variables of its own: each kernel object (one per
-/// kernel and group size) would get a private copy. So every mutable __global variable is moved to
-/// `storage` (the kernels address it there), shared by all kernels of the module and by the host;
-/// a __constant one stays in the kernel objects and `storage` holds a host copy of its value.
+/// kernel and group size) would get a private copy, and its address would be one no allocation knows.
+/// So every variable and constant is moved to `storage`, inside its segment's block (StorageBlock), and
+/// the kernels address it there: `storage` is the very address a kernel sees, as on NEO.
 struct GlobalInfo {
   std::string name;
   size_t size = 0;
   bool constant = false;
-  bool named = false;              ///< visible by name to zeModuleGetGlobalPointer (not a literal)
-  std::shared_ptr<uint8_t> storage;  ///< 64-byte aligned, `size` bytes, initialized
+  bool named = false;  ///< visible by name to zeModuleGetGlobalPointer (every named variable, as on NEO)
+  Segment segment = Segment::Constants;
+  std::shared_ptr<uint8_t> storage;  ///< `size` initialized bytes in a block (an aliasing pointer that owns it)
+};
+
+/// One segment's storage for a module: 64-byte aligned, the variables of that segment at their alignment.
+struct StorageBlock {
+  std::shared_ptr<uint8_t> mem;
+  size_t size = 0;
+  Segment segment = Segment::Constants;
 };
 
 /// The outcome of one module build.
@@ -57,6 +72,7 @@ struct CompiledProgram {
   cl_program program = nullptr;  ///< owned by the caller on success (clReleaseProgram)
   std::vector<KernelInfo> kernels;
   std::vector<GlobalInfo> globals;
+  std::vector<StorageBlock> blocks;  ///< the storage of `globals`, one block per segment used
   std::vector<std::string> imports;  ///< functions/variables used but not defined: needs zeModuleDynamicLink
   std::string native_binary;  ///< zex-cpu's native format: a tag + the module's SPIR bitcode before inlining
   std::string log;            ///< build log: notes and warnings on success, the reason on failure

@@ -43,10 +43,13 @@ ze_result_t capture_launch(ze_kernel_handle_t hKernel, const ze_group_count_t& g
 ze_result_t capture_launch_indirect(ze_kernel_handle_t hKernel, const ze_group_count_t* groups,
                                     std::unique_ptr<LaunchCommand>* out);
 
-/// True when `ptr` lies in the constant data of a live module: a readable segment of one of the module's
-/// PoCL kernel objects (where its __constant data is), or the storage of its program-scope variables;
-/// *base and *size (either may be null) then describe that whole segment or variable. Any other address
-/// (stack, heap, libraries, destroyed modules) gives false. Thread-safe.
+/// True when `ptr` lies in the storage of a live module's constant surface or program-scope variables
+/// (Segment::Constants and Segment::Globals blocks, as NEO registers its `.data.const` and
+/// `.data.global` surfaces); *base and *size (either may be null) then describe that whole block. The
+/// strings block (NEO's `.data.const.string`, a host pointer there) is not found, nor is any other
+/// address (stack, heap, libraries, destroyed modules). With ZEX_CPU_LENIENT_ADDRESS_RANGE=1 (read on
+/// each call), the strings blocks and the readable segments of the module's pinned PoCL kernel objects
+/// count too, as before zex-cpu followed NEO. Thread-safe.
 bool module_constant_range(const void* ptr, void** base, size_t* size);
 
 }  // namespace zexcpu

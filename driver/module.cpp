@@ -22,6 +22,7 @@ void adopt_program(ze_module_handle_t m, CompiledProgram* prog) {
   m->imports = std::move(prog->imports);
   m->kernels = std::move(prog->kernels);
   m->globals = std::move(prog->globals);
+  m->blocks = std::move(prog->blocks);
   m->layouts.clear();
   m->layouts.resize(m->kernels.size());
   for (size_t i = 0; i < m->kernels.size(); ++i) {

@@ -59,6 +59,7 @@ struct _ze_module_handle_t {
   std::vector<zexcpu::KernelInfo> kernels;
   std::vector<zexcpu::KernelLayout> layouts;  // parallel to kernels
   std::vector<zexcpu::GlobalInfo> globals;
+  std::vector<zexcpu::StorageBlock> blocks;  // their storage: registered with module_constant_range
   std::string native_binary;
   std::vector<std::string> imports;  // until zeModuleDynamicLink resolves them (program is null until then)
   std::string build_flags;

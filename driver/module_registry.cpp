@@ -1,7 +1,8 @@
 // The registry of live modules' constant data, for zeMemGetAddressRange (module_constant_range in
-// kernel.hpp): the storage of program-scope variables, and the PoCL kernel objects (where __constant
-// data stays) that each module pins with its own dlopen, so that PoCL's LRU of 128 handles cannot unload
-// a module's constants while the module lives.
+// kernel.hpp): the storage blocks of program-scope variables and constants (program_globals.cpp), of
+// which only those NEO registers count by default, and, for ZEX_CPU_LENIENT_ADDRESS_RANGE=1, the PoCL
+// kernel objects that each module pins with its own dlopen (so that PoCL's LRU of 128 handles cannot
+// unload them while the module lives).
 #include "kernel.hpp"
 #include "module_objects.hpp"
 
@@ -9,6 +10,8 @@
 #include <link.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <set>
 
 namespace zexcpu {
@@ -17,11 +20,22 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, int> pinned_paths;  // path -> number of live modules that pinned it
-  std::map<uintptr_t, size_t> storage;      // program-scope variable storage of live modules: base -> size
+  struct Block {
+    size_t size;
+    bool strings;  // NEO's .data.const.string: found only in lenient mode
+  };
+  std::map<uintptr_t, Block> storage;  // storage blocks of live modules, by base
 };
 Registry& registry() {
   static Registry* r = new Registry;  // never destroyed: worker threads may still query at exit
   return *r;
+}
+
+// ZEX_CPU_LENIENT_ADDRESS_RANGE=1: answer as zex-cpu did before it followed NEO (strings and the
+// readable segments of pinned kernel objects are found). Read on each call, so a test can switch it.
+bool lenient() {
+  const char* v = getenv("ZEX_CPU_LENIENT_ADDRESS_RANGE");
+  return v && *v && strcmp(v, "0") != 0;
 }
 
 // True for what may be a PoCL kernel object of kernel `name`: PoCL 3.1 names them
@@ -51,8 +65,8 @@ void release_module(ze_module_handle_t m) {
 
 void register_module_storage(ze_module_handle_t m) {
   std::lock_guard<std::mutex> lock(registry().mu);
-  for (auto& g : m->globals)
-    if (g.storage) registry().storage[reinterpret_cast<uintptr_t>(g.storage.get())] = g.size;
+  for (auto& b : m->blocks)
+    registry().storage[reinterpret_cast<uintptr_t>(b.mem.get())] = {b.size, b.segment == Segment::Strings};
 }
 
 // Takes the module's constants and variables out of module_constant_range. Called when the application
@@ -67,8 +81,7 @@ void unregister_module(ze_module_handle_t m) {
     auto it = registry().pinned_paths.find(p.first);
     if (it != registry().pinned_paths.end() && --it->second == 0) registry().pinned_paths.erase(it);
   }
-  for (auto& g : m->globals)
-    if (g.storage) registry().storage.erase(reinterpret_cast<uintptr_t>(g.storage.get()));
+  for (auto& b : m->blocks) registry().storage.erase(reinterpret_cast<uintptr_t>(b.mem.get()));
 }
 
 // The PoCL kernel objects of kernel `name` loaded in this process.
@@ -129,22 +142,24 @@ void pin_kernel_objects(ze_module_handle_t m, const std::string& kernel_name, co
 bool module_constant_range(const void* ptr, void** base, size_t* size) {
   if (!ptr) return false;
   uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  bool lax = lenient();
   {
-    // Program-scope variables of live modules (zex-cpu's own storage, see compile_module).
+    // The storage blocks of live modules (program_globals.cpp).
     std::lock_guard<std::mutex> lock(registry().mu);
     auto& st = registry().storage;
     auto it = st.upper_bound(p);
     if (it != st.begin()) {
       --it;
-      if (p < it->first + it->second) {
+      if (p < it->first + it->second.size) {
+        if (it->second.strings && !lax) return false;  // NEO: a host pointer it does not know
         if (base) *base = reinterpret_cast<void*>(it->first);
-        if (size) *size = it->second;
+        if (size) *size = it->second.size;
         return true;
       }
     }
-    if (registry().pinned_paths.empty()) return false;
+    if (!lax || registry().pinned_paths.empty()) return false;
   }
-  // Constants that stay in PoCL's kernel objects: the readable PT_LOAD segment of a kernel object that a
+  // Lenient mode only: whatever stays in PoCL's kernel objects: the readable PT_LOAD segment of a kernel object that a
   // live module pinned. Any other object (the application, libc, PoCL itself) does not count.
   struct Ctx {
     uintptr_t p;

@@ -1,8 +1,9 @@
 // Program-scope variables (docs/cpu-driver-compiler.md, step 8). PoCL 3.1 has no program-scope
-// variables of its own: each kernel object (one per kernel and group size) would get a private copy. So
-// every mutable __global variable moves to storage zex-cpu owns, shared by all kernels of the module
-// and by the host (zeModuleGetGlobalPointer), and the kernels address it there; a __constant one stays
-// in the kernel objects and the storage holds a host copy of its value.
+// variables of its own: each kernel object (one per kernel and group size) would get a private copy, at
+// an address no allocation knows. So every program-scope variable and constant moves to storage zex-cpu
+// owns, laid out in one block per segment the way NEO lays out a zebin (Segment in compiler.hpp), and
+// the kernels address it there (the address is a constant in the bitcode). The segment decides what
+// zeMemGetAddressRange finds (module_registry.cpp): the constant and global surfaces, not the strings.
 #include "compiler/parts.hpp"
 
 #include <llvm/IR/Constants.h>
@@ -65,30 +66,55 @@ bool constant_bytes(const llvm::Constant* c, const llvm::DataLayout& dl, uint8_t
   return false;
 }
 
+namespace {
+
+// IGC 1.0.12504's rule for `.data.const.string` (ProgramScopeConstantAnalysis.cpp): a constant-space
+// global whose initializer is a ConstantDataSequential that isString(), i.e. [N x i8] data. Not a struct
+// that wraps one, not [N x i32], not <N x i8>, not zeroinitializer; name, linkage and uses do not matter.
+Segment segment_of(const llvm::GlobalVariable& g, bool constant) {
+  if (!constant) return Segment::Globals;
+  auto* cds = g.hasInitializer() ? llvm::dyn_cast<llvm::ConstantDataSequential>(g.getInitializer()) : nullptr;
+  bool string = cds && cds->isString() && g.getAddressSpace() == kConstantAS;
+  return string ? Segment::Strings : Segment::Constants;
+}
+
+struct Placed {
+  llvm::GlobalVariable* g;
+  GlobalInfo info;
+  std::vector<uint8_t> bytes;
+  size_t offset = 0;
+};
+
+}  // namespace
+
 ze_result_t assign_global_storage(llvm::Module& mod, const std::map<std::string, void*>& shared,
                                   CompiledProgram* out) {
   llvm::LLVMContext& ctx = mod.getContext();
   const llvm::DataLayout& dl = mod.getDataLayout();
   out->globals.clear();
+  out->blocks.clear();
   std::vector<llvm::GlobalVariable*> to_erase;
   auto redirect = [&](llvm::GlobalVariable& g, void* where) {
     auto* addr = llvm::ConstantInt::get(llvm::Type::getInt64Ty(ctx), reinterpret_cast<uintptr_t>(where));
     g.replaceAllUsesWith(llvm::ConstantExpr::getIntToPtr(addr, g.getType()));
     to_erase.push_back(&g);
   };
+  std::vector<Placed> placed;
+  size_t segment_size[3] = {0, 0, 0};
   for (llvm::GlobalVariable& g : mod.globals()) {
     if (g.isDeclaration() || g.getName().startswith("llvm.")) continue;
     unsigned as = g.getAddressSpace();
     if (as != kGlobalAS && as != kConstantAS) continue;
-    GlobalInfo gi;
+    Placed p{&g, GlobalInfo{}, {}, 0};
+    GlobalInfo& gi = p.info;
     gi.name = g.getName().str();
     gi.size = dl.getTypeAllocSize(g.getValueType());
     gi.constant = g.isConstant() || as == kConstantAS;
-    // Program-scope variables are found by name whatever their linkage (spirv-link drops the Export
-    // decorations it resolved, and the translator then makes them internal); string literals and other
-    // compiler-made constants (".str", private linkage) are not.
-    gi.named = g.hasName() && !g.getName().startswith(".") && !g.hasPrivateLinkage();
-    if (gi.constant && !gi.named) continue;  // string literals and the like stay in the kernel objects only
+    // As on NEO, where IGC gives every used global a symbol under its LLVM name, internal ones and string
+    // literals (".str") included (spirv-link drops the Export decorations it resolved, and the translator
+    // then makes them internal).
+    gi.named = g.hasName();
+    gi.segment = segment_of(g, gi.constant);
     if (!gi.constant && gi.named) {
       auto it = shared.find(gi.name);
       if (it != shared.end()) {
@@ -96,13 +122,8 @@ ze_result_t assign_global_storage(llvm::Module& mod, const std::map<std::string,
         continue;
       }
     }
-    size_t alloc = std::max<size_t>(64, (gi.size + 63) & ~size_t(63));
-    auto* mem = static_cast<uint8_t*>(aligned_alloc(64, alloc));
-    if (!mem) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    gi.storage.reset(mem, free);
-    memset(mem, 0, alloc);
-    bool known = !g.hasInitializer() || constant_bytes(g.getInitializer(), dl, mem, gi.size);
-    if (!known) {
+    p.bytes.assign(gi.size, 0);
+    if (g.hasInitializer() && !constant_bytes(g.getInitializer(), dl, p.bytes.data(), gi.size)) {
       // An initializer that holds addresses: leave the variable in the kernel objects (per-kernel copies,
       // as PoCL has it) rather than guess; the host cannot reach it.
       out->log += "warning: program-scope variable '" + gi.name +
@@ -110,11 +131,33 @@ ze_result_t assign_global_storage(llvm::Module& mod, const std::map<std::string,
                   (gi.constant ? "\n" : " and each kernel gets its own copy\n");
       continue;
     }
-    if (!gi.constant) redirect(g, mem);  // kernels address the shared storage directly
-    out->globals.push_back(std::move(gi));
+    size_t align = std::max<size_t>({g.getAlign().valueOrOne().value(),
+                                     dl.getABITypeAlign(g.getValueType()).value(), 16});
+    size_t& end = segment_size[static_cast<int>(gi.segment)];
+    p.offset = (end + align - 1) / align * align;
+    end = p.offset + std::max<size_t>(gi.size, 1);
+    placed.push_back(std::move(p));
+  }
+  uint8_t* base[3] = {nullptr, nullptr, nullptr};
+  std::shared_ptr<uint8_t> owner[3];
+  for (int s = 0; s < 3; ++s) {
+    if (segment_size[s] == 0) continue;
+    size_t alloc = (segment_size[s] + 63) & ~size_t(63);
+    base[s] = static_cast<uint8_t*>(aligned_alloc(64, alloc));
+    if (!base[s]) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    owner[s].reset(base[s], free);
+    memset(base[s], 0, alloc);
+    out->blocks.push_back(StorageBlock{owner[s], segment_size[s], static_cast<Segment>(s)});
+  }
+  for (Placed& p : placed) {
+    int s = static_cast<int>(p.info.segment);
+    uint8_t* at = base[s] + p.offset;
+    memcpy(at, p.bytes.data(), p.bytes.size());
+    p.info.storage = std::shared_ptr<uint8_t>(owner[s], at);
+    redirect(*p.g, at);  // kernels address the module's storage directly
+    out->globals.push_back(std::move(p.info));
   }
   for (auto* g : to_erase) g->eraseFromParent();
-
   return ZE_RESULT_SUCCESS;
 }
 

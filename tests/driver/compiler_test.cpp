@@ -24,6 +24,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -484,7 +485,7 @@ TEST(KernelMetadata, ArgumentKindsAndSizes) {
 
 // --- program_globals.cpp ------------------------------------------------------------------------------
 
-TEST(ProgramGlobals, MutableVariablesMoveToSharedStorage) {
+TEST(ProgramGlobals, VariablesAndConstantsMoveToModuleStorage) {
   llvm::LLVMContext ctx;
   auto m = parse_ir(ctx,
                     "@counter = addrspace(1) global { i32, i16 } { i32 7, i16 -1 }, align 4\n"
@@ -518,9 +519,56 @@ TEST(ProgramGlobals, MutableVariablesMoveToSharedStorage) {
       memcpy(t, g.storage.get(), 8);
       EXPECT_EQ(t[0], 3);
       EXPECT_EQ(t[1], 4);
-      EXPECT_TRUE(m->getGlobalVariable("table", true)) << "constants stay in the kernel objects";
+      EXPECT_FALSE(m->getGlobalVariable("table", true)) << "constants move too (NEO's constant surface)";
     }
   }
+}
+
+// The segments as IGC 1.0.12504 picks zebin sections: only [N x i8] data in the constant space is a string.
+TEST(ProgramGlobals, SegmentsFollowIgcAndKernelsSeeTheStorage) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "@.str = private unnamed_addr addrspace(2) constant [3 x i8] c\"hi\\00\", align 1\n"
+                    "@lut = addrspace(2) constant [4 x i8] c\"\\01\\02\\03\\04\", align 1\n"
+                    "@wrapped = internal addrspace(2) constant { [3 x i8] } { [3 x i8] c\"ok\\00\" }, align 1\n"
+                    "@zeros = addrspace(2) constant [4 x i8] zeroinitializer, align 1\n"
+                    "@vec = addrspace(2) constant <4 x i8> <i8 1, i8 2, i8 3, i8 4>, align 4\n"
+                    "@gchars = addrspace(1) global [3 x i8] c\"ab\\00\", align 1\n"
+                    "define spir_kernel void @k(i64 addrspace(1)* %o) {\n"
+                    "  %a = ptrtoint [3 x i8] addrspace(2)* @.str to i64\n  store i64 %a, i64 addrspace(1)* %o\n"
+                    "  %b = ptrtoint { [3 x i8] } addrspace(2)* @wrapped to i64\n"
+                    "  store i64 %b, i64 addrspace(1)* %o\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  CompiledProgram out;
+  ASSERT_EQ(assign_global_storage(*m, {}, &out), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(verify(*m), "");
+  std::map<std::string, const GlobalInfo*> by_name;
+  for (const GlobalInfo& g : out.globals) by_name[g.name] = &g;
+  ASSERT_EQ(by_name.size(), 6u);
+  EXPECT_EQ(by_name[".str"]->segment, Segment::Strings);
+  EXPECT_TRUE(by_name[".str"]->named) << "as on NEO, where every used global has a symbol";
+  EXPECT_EQ(by_name["lut"]->segment, Segment::Strings) << "any [N x i8] data, text or not";
+  EXPECT_EQ(by_name["wrapped"]->segment, Segment::Constants);
+  EXPECT_EQ(by_name["zeros"]->segment, Segment::Constants);
+  EXPECT_EQ(by_name["vec"]->segment, Segment::Constants);
+  EXPECT_EQ(by_name["gchars"]->segment, Segment::Globals);
+  ASSERT_EQ(out.blocks.size(), 3u) << "one block per segment";
+  for (const GlobalInfo& g : out.globals) {
+    const StorageBlock* in = nullptr;
+    for (const StorageBlock& b : out.blocks)
+      if (g.storage.get() >= b.mem.get() && g.storage.get() + g.size <= b.mem.get() + b.size) in = &b;
+    ASSERT_NE(in, nullptr) << g.name;
+    EXPECT_EQ(in->segment, g.segment) << g.name;
+  }
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(by_name["wrapped"]->storage.get())), "ok");
+  // The kernel stores the storage addresses themselves.
+  std::string ir;
+  llvm::raw_string_ostream os(ir);
+  m->print(os, nullptr);
+  for (const char* n : {".str", "wrapped"})
+    EXPECT_NE(os.str().find(std::to_string(reinterpret_cast<uintptr_t>(by_name[n]->storage.get()))),
+              std::string::npos)
+        << n;
 }
 
 TEST(PoclBuild, OnlyOpenClOptionsReachPocl) {

@@ -17,7 +17,11 @@ typedef struct {
   ulong name;  // address of a __constant string
 } report_t;
 
-constant char thrown_name[] = "ZexLikeError";
+// Wrapped in a struct, as zex's SPIR-V pass wraps the strings it records: a plain char array would be in
+// NEO's strings segment, whose addresses zeMemGetAddressRange does not find.
+constant struct {
+  char s[13];
+} thrown_name = {"ZexLikeError"};
 
 __attribute__((noinline)) void report(state_t s, __constant char* name) {
   uint me = (uint)get_global_id(0) + 1u;
@@ -34,7 +38,7 @@ __attribute__((noinline)) void report(state_t s, __constant char* name) {
 kernel void throw_some(state_t s, global int* out) {
   size_t g = get_global_id(0);
   if (g % 7 == 3) {
-    report(s, thrown_name);
+    report(s, thrown_name.s);
     return;
   }
   out[g] = (int)g;
