@@ -158,14 +158,9 @@ TEST_F(Execution, ModuleConstantAddressIsInAnAddressRange) {
 }
 
 TEST_F(Execution, ModuleConstantRangeGoesAwayWithTheModule) {
-  std::vector<uint8_t> spv = zt::read_spirv("const_string");
-  ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spv.size(),
-                         spv.data(), nullptr, nullptr};
-  ze_module_handle_t m = nullptr;
-  ZE_OK(zeModuleCreate(context, device, &md, &m, nullptr));
-  ze_kernel_desc_t kd = {ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "marker_address"};
-  ze_kernel_handle_t k = nullptr;
-  ZE_OK(zeKernelCreate(m, &kd, &k));
+  ze_module_handle_t m = build_module("const_string");
+  ze_kernel_handle_t k = create_kernel(m, "marker_address");
+  ASSERT_TRUE(m && k);
   auto* out = static_cast<uint64_t*>(alloc_shared(2 * sizeof(uint64_t)));
   ZE_OK(set_ptr(k, 0, out));
   run(k, 1, 1);

@@ -189,8 +189,9 @@ class L0Test : public ::testing::Test {
     return p;
   }
 
-  /// Builds tests/driver/kernels/<name>.cl (as SPIR-V); fails the test with the build log if it does not build.
-  ze_module_handle_t module(const std::string& name, const ze_module_constants_t* constants = nullptr) {
+  /// Builds tests/driver/kernels/<name>.cl (as SPIR-V); fails the test with the build log if it does not
+  /// build. The test destroys it (see module() for one the fixture destroys).
+  ze_module_handle_t build_module(const std::string& name, const ze_module_constants_t* constants = nullptr) {
     std::vector<uint8_t> spv = zt::read_spirv(name);
     EXPECT_FALSE(spv.empty()) << "missing SPIR-V for " << name;
     if (spv.empty()) return nullptr;
@@ -201,19 +202,27 @@ class L0Test : public ::testing::Test {
     ze_result_t r = zeModuleCreate(context, device, &md, &m, &log);
     std::string text = build_log(log);
     EXPECT_ZE(ZE_RESULT_SUCCESS, r) << "zeModuleCreate(" << name << "), log:\n" << text;
-    if (r != ZE_RESULT_SUCCESS) return nullptr;
-    defer([m] { zeModuleDestroy(m); });
+    return r == ZE_RESULT_SUCCESS ? m : nullptr;
+  }
+  /// build_module, destroyed with the fixture.
+  ze_module_handle_t module(const std::string& name, const ze_module_constants_t* constants = nullptr) {
+    ze_module_handle_t m = build_module(name, constants);
+    if (m) defer([m] { zeModuleDestroy(m); });
     return m;
   }
 
-  ze_kernel_handle_t kernel(ze_module_handle_t m, const char* name) {
+  /// A kernel of `m` that the test destroys (see kernel() for one the fixture destroys).
+  ze_kernel_handle_t create_kernel(ze_module_handle_t m, const char* name) {
     if (!m) return nullptr;
     ze_kernel_desc_t kd = {ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
     ze_kernel_handle_t k = nullptr;
     ze_result_t r = zeKernelCreate(m, &kd, &k);
     EXPECT_ZE(ZE_RESULT_SUCCESS, r) << "zeKernelCreate(" << name << ")";
-    if (r != ZE_RESULT_SUCCESS) return nullptr;
-    defer([k] { zeKernelDestroy(k); });
+    return r == ZE_RESULT_SUCCESS ? k : nullptr;
+  }
+  ze_kernel_handle_t kernel(ze_module_handle_t m, const char* name) {
+    ze_kernel_handle_t k = create_kernel(m, name);
+    if (k) defer([k] { zeKernelDestroy(k); });
     return k;
   }
 

@@ -118,15 +118,10 @@ TEST_F(StrictAddresses, CopyFromTheWrappedStringsAddress) {
 TEST_F(StrictAddresses, SurfacesGoAwayWithTheModule) {
   uint64_t wrapped = out[kWrapped], counter = out[kCounter];
   ASSERT_TRUE(found(wrapped, 8));
-  // Not through the fixture's cleanup: destroy the module now (the kernel first, as the specification asks).
-  std::vector<uint8_t> spv = zt::read_spirv("addresses");
-  ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spv.size(),
-                         spv.data(), nullptr, nullptr};
-  ze_module_handle_t m2 = nullptr;
-  ZE_OK(zeModuleCreate(context, device, &md, &m2, nullptr));
-  ze_kernel_desc_t kd = {ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "addresses"};
-  ze_kernel_handle_t k2 = nullptr;
-  ZE_OK(zeKernelCreate(m2, &kd, &k2));
+  // A second module, destroyed by the test (the kernel first, as the specification asks).
+  ze_module_handle_t m2 = build_module("addresses");
+  ze_kernel_handle_t k2 = create_kernel(m2, "addresses");
+  ASSERT_TRUE(m2 && k2);
   ZE_OK(set_ptr(k2, 0, out));
   ZE_OK(set_ptr(k2, 1, values));
   run(k2, 1, 1);
