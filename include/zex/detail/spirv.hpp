@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zex {
@@ -30,6 +31,10 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
 /// The names of the module's kernels (OpEntryPoint Kernel).
 /// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);
+/// The strings zex's pass wrapped (docs/spirv-passes.md): (variable name "__zex_str_<n>", its bytes),
+/// for zeModuleGetGlobalPointer after the module is built. Empty for a module the pass never saw.
+/// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
+std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>& words);
 /// The embedded device library (SPIR-V 1.4 words); empty if zex was built without it.
 const std::vector<uint32_t>& device_library();
 /// The same library as SPIR-V 1.3, for user modules of SPIR-V 1.0-1.3.
