@@ -117,7 +117,7 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
 }  // namespace
 
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
-                                               bool merge_throw_sites) {
+                                               bool merge_throw_sites, bool wrap_strings) {
   // A module of SPIR-V 1.0-1.3 gets the library built for SPIR-V <= 1.3, a newer one the 1.4 build.
   // SPIRV-Tools' linker refuses modules of different versions, so both are declared at the higher of
   // the two versions: raising a module's declared version keeps it valid, and the linked module then
@@ -138,7 +138,7 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
   // Done before the merge: the merge then shares the rewritten sites as it shared the plain ones.
   std::vector<uint32_t> wrapped = user;
   try {
-    wrapped = passes::wrap_zex_strings(user);
+    if (wrap_strings) wrapped = passes::wrap_zex_strings(user);
   } catch (const std::invalid_argument&) {
   }
   // One shared throw block per kernel instead of one per ZEX_THROW site: Intel's compiler inlines the

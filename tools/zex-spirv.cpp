@@ -4,6 +4,8 @@
 //   zex-spirv link     in.spv -o out.spv   exactly what zex::Module hands the driver: validate, merge,
 //                                          link the device library, one variable per built-in, validate
 //              [--no-merge]                 ... without the merge (the per-site module, for comparisons)
+//              [--no-strings]               ... without the string wrapping (for comparisons only: the
+//                                               strings then land where NEO 22.43's host cannot read them)
 //              [--library lib.spv]          ... with another device library than the embedded one
 //   zex-spirv validate in.spv              the validation zex::Module does (debug information set aside)
 //   zex-spirv kernels  in.spv              the kernel names, one a line
@@ -30,7 +32,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: zex-spirv merge <in.spv> -o <out.spv>\n"
-               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--library <lib.spv>]\n"
+               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--no-strings] [--library <lib.spv>]\n"
                "       zex-spirv validate <in.spv>\n"
                "       zex-spirv kernels <in.spv>\n"
                "       zex-spirv calls <in.spv>\n"
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const std::string cmd = argv[1];
   std::string in, out, library;
-  bool merge = true;
+  bool merge = true, strings = true;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" && i + 1 < argc)
@@ -67,6 +69,8 @@ int main(int argc, char** argv) {
       library = argv[++i];
     else if (a == "--no-merge")
       merge = false;
+    else if (a == "--no-strings")
+      strings = false;
     else if (in.empty() && (a.empty() || a[0] != '-'))
       in = a;
     else
@@ -74,7 +78,7 @@ int main(int argc, char** argv) {
   }
   if (in.empty()) return usage();
   const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap";
-  if (writes != !out.empty() || (cmd != "link" && (!merge || !library.empty()))) return usage();
+  if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || !library.empty()))) return usage();
   try {
     const std::vector<uint32_t> words = read_spirv(in);
     if (cmd == "merge") {
@@ -85,7 +89,7 @@ int main(int argc, char** argv) {
       zex::detail::validate_spirv(words, "the module's SPIR-V");
       std::vector<uint32_t> lib;
       if (!library.empty()) lib = read_spirv(library);
-      write_spirv(out, zex::detail::link_with_device_library(words, library.empty() ? nullptr : &lib, merge));
+      write_spirv(out, zex::detail::link_with_device_library(words, library.empty() ? nullptr : &lib, merge, strings));
     } else if (cmd == "validate") {
       zex::detail::validate_spirv(words, "the module's SPIR-V");
     } else if (cmd == "kernels") {

@@ -94,11 +94,12 @@ class Toolchain:
         run([self.zex_spirv, 'merge', spv, '-o', out], 'zex-spirv merge')
         return out
 
-    def link(self, user, lib, out, merge=True):
-        """What zex::Module hands the driver: validate, merge the throw sites (unless merge=False), link
-        with the library `lib` (user module first), one variable per built-in, validate."""
-        run([self.zex_spirv, 'link', user, '-o', out, '--library', lib] + ([] if merge else ['--no-merge']),
-            'zex-spirv link')
+    def link(self, user, lib, out, merge=True, strings=True):
+        """What zex::Module hands the driver: validate, wrap the zex strings (unless strings=False), merge
+        the throw sites (unless merge=False), link with the library `lib` (user module first), one
+        variable per built-in, validate."""
+        run([self.zex_spirv, 'link', user, '-o', out, '--library', lib] + ([] if merge else ['--no-merge'])
+            + ([] if strings else ['--no-strings']), 'zex-spirv link')
         return out
 
     def specialize(self, spv, out, values):
@@ -328,3 +329,41 @@ def zebin_metrics(data, kernel):
         'has_stack_calls': bool(env.get('has_stack_calls', False)),
         'memory_buffers': buffers,
     }
+
+
+def relocated_symbols(data):
+    """[(kernel text section, symbol name, section of the symbol)] for every relocation (SHT_REL and
+    SHT_RELA) that applies to a .text.* section of an ELF64 little-endian zebin."""
+    if data[:4] != b'\x7fELF' or data[4] != 2 or data[5] != 1:
+        raise ValueError('not an ELF64 little-endian file')
+    shoff, = struct.unpack_from('<Q', data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', data, 0x3A)
+    secs = []
+    for i in range(shnum):
+        name, typ, _flags, _addr, off, size, link, info, _align, entsize = struct.unpack_from(
+            '<IIQQQQIIQQ', data, shoff + i * shentsize)
+        secs.append(dict(name=name, type=typ, off=off, size=size, link=link, info=info, entsize=entsize))
+
+    def cstr(table, off):
+        s = secs[table]
+        start = s['off'] + off
+        return data[start:data.index(b'\0', start)].decode()
+
+    names = [cstr(shstrndx, s['name']) for s in secs]
+    out = []
+    for s in secs:
+        if s['type'] not in (4, 9):   # SHT_RELA, SHT_REL
+            continue
+        target = names[s['info']]
+        if not target.startswith('.text'):
+            continue
+        symtab = secs[s['link']]
+        step = s['entsize'] or (24 if s['type'] == 4 else 16)
+        for off in range(s['off'], s['off'] + s['size'], step):
+            _r_offset, r_info = struct.unpack_from('<QQ', data, off)
+            sym = r_info >> 32
+            st_name, _st_info, _st_other, st_shndx = struct.unpack_from('<IBBH', data, symtab['off'] + sym * 24)
+            sname = cstr(symtab['link'], st_name)
+            where = names[st_shndx] if 0 < st_shndx < len(names) else f'shndx {st_shndx}'
+            out.append((target, sname, where))
+    return out

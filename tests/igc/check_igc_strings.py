@@ -22,7 +22,6 @@ Prints one summary line per device and level. Exit: 0 pass, 1 fail, 77 skip (no 
 import argparse
 import concurrent.futures
 import os
-import struct
 import subprocess
 import sys
 import tempfile
@@ -45,44 +44,6 @@ MODULES = {
     'strings_compiler': ('tests/passes/kernels/strings_compiler.spvasm', 'spv1.3', True),
 }
 CONTROL = 'strings_shared'
-
-
-def relocated_symbols(data):
-    """[(kernel text section, symbol name, section of the symbol)] for every relocation (SHT_REL and
-    SHT_RELA) that applies to a .text.* section of an ELF64 little-endian zebin."""
-    if data[:4] != b'\x7fELF' or data[4] != 2 or data[5] != 1:
-        raise ValueError('not an ELF64 little-endian file')
-    shoff, = struct.unpack_from('<Q', data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', data, 0x3A)
-    secs = []
-    for i in range(shnum):
-        name, typ, _flags, _addr, off, size, link, info, _align, entsize = struct.unpack_from(
-            '<IIQQQQIIQQ', data, shoff + i * shentsize)
-        secs.append(dict(name=name, type=typ, off=off, size=size, link=link, info=info, entsize=entsize))
-
-    def cstr(table, off):
-        s = secs[table]
-        start = s['off'] + off
-        return data[start:data.index(b'\0', start)].decode()
-
-    names = [cstr(shstrndx, s['name']) for s in secs]
-    out = []
-    for s in secs:
-        if s['type'] not in (4, 9):   # SHT_RELA, SHT_REL
-            continue
-        target = names[s['info']]
-        if not target.startswith('.text'):
-            continue
-        symtab = secs[s['link']]
-        step = s['entsize'] or (24 if s['type'] == 4 else 16)
-        for off in range(s['off'], s['off'] + s['size'], step):
-            _r_offset, r_info = struct.unpack_from('<QQ', data, off)
-            sym = r_info >> 32
-            st_name, _st_info, _st_other, st_shndx = struct.unpack_from('<IBBH', data, symtab['off'] + sym * 24)
-            sname = cstr(symtab['link'], st_name)
-            where = names[st_shndx] if 0 < st_shndx < len(names) else f'shndx {st_shndx}'
-            out.append((target, sname, where))
-    return out
 
 
 def zex_spirv(tc, *args):
@@ -114,7 +75,7 @@ def build(tc, work, includes):
 def check(name, level, kernels, strings, zebin, failures):
     """Checks one zebin; returns (relocations, against zex strings, of those in .data.const, relocations
     into .data.const.string)."""
-    relocs = relocated_symbols(zebin)
+    relocs = igclib.relocated_symbols(zebin)
     n_zex = n_zex_const = n_string_section = 0
     for text, sym, where in relocs:
         zex = sym.startswith('__zex_str_') or sym == 'zex_abi_version'
