@@ -117,7 +117,7 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
 }  // namespace
 
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
-                                               bool merge_throw_sites) {
+                                               bool merge_throw_sites, bool wrap_strings) {
   // A module of SPIR-V 1.0-1.3 gets the library built for SPIR-V <= 1.3, a newer one the 1.4 build.
   // SPIRV-Tools' linker refuses modules of different versions, so both are declared at the higher of
   // the two versions: raising a module's declared version keeps it valid, and the linked module then
@@ -133,27 +133,38 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
         "rebuild zex with the device/ directory");
   if (user.size() < 5) throw std::invalid_argument("zex::Module: the module is not SPIR-V (shorter than its header)");
   const uint32_t version = std::max(user_version, library[1]);
+  // Strings passed to zex become struct-wrapped constants, so that Intel's compiler keeps them out of
+  // .data.const.string, which the host cannot read on NEO 22.43 (docs/abi.md, "Where strings live").
+  // Done before the merge: the merge then shares the rewritten sites as it shared the plain ones.
+  std::vector<uint32_t> wrapped = user;
+  try {
+    if (wrap_strings) wrapped = passes::wrap_zex_strings(user);
+  } catch (const std::invalid_argument&) {
+  }
   // One shared throw block per kernel instead of one per ZEX_THROW site: Intel's compiler inlines the
   // whole cold path at every site and never merges identical cold blocks (docs/benchmarks-igc.md).
-  std::vector<uint32_t> merged = user;
+  std::vector<uint32_t> merged = wrapped;
   if (merge_throw_sites) {
     try {
-      merged = passes::merge_throw_sites(user);
+      merged = passes::merge_throw_sites(wrapped);
     } catch (const std::invalid_argument&) {
-      merged = user;  // the validator accepted what the pass declines to read: link it as it is
     }
   }
-  std::vector<uint32_t> linked = link_once(merged, library, version);
-  // What zex hands the driver must be valid too; an error here is zex's bug, not the user's. Should
-  // the merge have produced something the validator refuses, the module is linked unmerged instead.
-  if (merged != user) {
+  // What zex hands the driver must be valid too; an error here is zex's bug, not the user's. Should a
+  // pass have produced something the validator refuses, the module is linked without that pass: the
+  // passes are repairs and optimizations, never the reason a module is refused.
+  std::vector<std::vector<uint32_t>> attempts{merged};
+  for (const std::vector<uint32_t>* w : {static_cast<const std::vector<uint32_t>*>(&wrapped), &user})
+    if (*w != attempts.back()) attempts.push_back(*w);
+  for (size_t k = 0; k + 1 < attempts.size(); ++k) {
     try {
+      std::vector<uint32_t> linked = link_once(attempts[k], library, version);
       validate_spirv(linked, "the module linked with the zex device library");
       return linked;
     } catch (const std::invalid_argument&) {
-      linked = link_once(user, library, version);
     }
   }
+  std::vector<uint32_t> linked = link_once(attempts.back(), library, version);
   validate_spirv(linked, "the module linked with the zex device library");
   return linked;
 }
@@ -162,8 +173,11 @@ std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words) 
   return passes::kernel_names(passes::parse(words));
 }
 
-// Until the string pass exists, no module has named strings.
-std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>&) { return {}; }
+std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>& words) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (passes::ZexString& s : passes::zex_strings(passes::parse(words))) out.emplace_back(std::move(s.name), std::move(s.bytes));
+  return out;
+}
 
 }  // namespace detail
 }  // namespace zex

@@ -23,14 +23,14 @@ add_custom_target(zex_device_test_kernels DEPENDS ${ZEX_TEST_USER_SPV})
 
 add_executable(device_test device_test.cpp)
 add_dependencies(device_test zex_device_spv zex_device_test_kernels)
-target_include_directories(device_test PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_include_directories(device_test PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
 target_compile_definitions(device_test PRIVATE
   ZEX_TEST_DEVICE_SPV="${ZEX_DEVICE_SPV}"
   ZEX_TEST_DEVICE_SPV_1_3="${ZEX_DEVICE_SPV_1_3}"
   ZEX_TEST_COMPILER_STYLE_ASM="${CMAKE_CURRENT_SOURCE_DIR}/device/compiler_style.spvasm"
   ZEX_TEST_USER_SPV="${ZEX_TEST_USER_SPV}"
   ZEX_TEST_USER_SOURCE="${CMAKE_CURRENT_SOURCE_DIR}/device/user_kernels.cl")
-target_link_libraries(device_test PRIVATE SPIRV-Tools-link SPIRV-Tools-opt GTest::gtest_main)
+target_link_libraries(device_test PRIVATE zex::zex SPIRV-Tools-link SPIRV-Tools-opt GTest::gtest_main)
 zex_target_warnings(device_test)
 add_test(NAME device_test COMMAND device_test)
 

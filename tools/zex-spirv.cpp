@@ -4,10 +4,14 @@
 //   zex-spirv link     in.spv -o out.spv   exactly what zex::Module hands the driver: validate, merge,
 //                                          link the device library, one variable per built-in, validate
 //              [--no-merge]                 ... without the merge (the per-site module, for comparisons)
+//              [--no-strings]               ... without the string wrapping (for comparisons only: the
+//                                               strings then land where NEO 22.43's host cannot read them)
 //              [--library lib.spv]          ... with another device library than the embedded one
 //   zex-spirv validate in.spv              the validation zex::Module does (debug information set aside)
 //   zex-spirv kernels  in.spv              the kernel names, one a line
 //   zex-spirv calls    in.spv              for each imported function: its import name and call count
+//   zex-spirv strings  in.spv              the strings zex wrapped (in a linked module): name and bytes
+//   zex-spirv wrap     in.spv -o out.spv   the string wrapping alone (src/passes/strings.cpp)
 //
 // Exit status: 0 done, 1 the module was refused (the message says why), 2 usage.
 #include <zex/detail/spirv.hpp>
@@ -28,10 +32,12 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: zex-spirv merge <in.spv> -o <out.spv>\n"
-               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--library <lib.spv>]\n"
+               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--no-strings] [--library <lib.spv>]\n"
                "       zex-spirv validate <in.spv>\n"
                "       zex-spirv kernels <in.spv>\n"
-               "       zex-spirv calls <in.spv>\n");
+               "       zex-spirv calls <in.spv>\n"
+               "       zex-spirv strings <in.spv>\n"
+               "       zex-spirv wrap <in.spv> -o <out.spv>\n");
   return 2;
 }
 
@@ -54,7 +60,7 @@ int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const std::string cmd = argv[1];
   std::string in, out, library;
-  bool merge = true;
+  bool merge = true, strings = true;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" && i + 1 < argc)
@@ -63,23 +69,27 @@ int main(int argc, char** argv) {
       library = argv[++i];
     else if (a == "--no-merge")
       merge = false;
+    else if (a == "--no-strings")
+      strings = false;
     else if (in.empty() && (a.empty() || a[0] != '-'))
       in = a;
     else
       return usage();
   }
   if (in.empty()) return usage();
-  const bool writes = cmd == "merge" || cmd == "link";
-  if (writes != !out.empty() || (cmd != "link" && (!merge || !library.empty()))) return usage();
+  const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap";
+  if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || !library.empty()))) return usage();
   try {
     const std::vector<uint32_t> words = read_spirv(in);
     if (cmd == "merge") {
       write_spirv(out, zex::passes::merge_throw_sites(words));
+    } else if (cmd == "wrap") {
+      write_spirv(out, zex::passes::wrap_zex_strings(words));
     } else if (cmd == "link") {
       zex::detail::validate_spirv(words, "the module's SPIR-V");
       std::vector<uint32_t> lib;
       if (!library.empty()) lib = read_spirv(library);
-      write_spirv(out, zex::detail::link_with_device_library(words, library.empty() ? nullptr : &lib, merge));
+      write_spirv(out, zex::detail::link_with_device_library(words, library.empty() ? nullptr : &lib, merge, strings));
     } else if (cmd == "validate") {
       zex::detail::validate_spirv(words, "the module's SPIR-V");
     } else if (cmd == "kernels") {
@@ -90,6 +100,17 @@ int main(int argc, char** argv) {
       for (const zex::passes::Instruction& i : m.insts)
         if (i.opcode == zex::passes::op::FunctionCall) ++count[i.word(3)];
       for (const auto& [id, name] : zex::passes::imported_functions(m)) std::printf("%s %zu\n", name.c_str(), count[id]);
+    } else if (cmd == "strings") {
+      // One line each: the name, then the bytes as a C string literal (NULs and non-printables escaped).
+      for (const auto& [name, bytes] : zex::detail::spirv_zex_strings(words)) {
+        std::printf("%s \"", name.c_str());
+        for (unsigned char c : bytes)
+          if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+            std::putchar(c);
+          else
+            std::printf("\\x%02x", c);
+        std::printf("\"\n");
+      }
     } else {
       return usage();
     }

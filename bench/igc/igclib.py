@@ -94,11 +94,12 @@ class Toolchain:
         run([self.zex_spirv, 'merge', spv, '-o', out], 'zex-spirv merge')
         return out
 
-    def link(self, user, lib, out, merge=True):
-        """What zex::Module hands the driver: validate, merge the throw sites (unless merge=False), link
-        with the library `lib` (user module first), one variable per built-in, validate."""
-        run([self.zex_spirv, 'link', user, '-o', out, '--library', lib] + ([] if merge else ['--no-merge']),
-            'zex-spirv link')
+    def link(self, user, lib, out, merge=True, strings=True):
+        """What zex::Module hands the driver: validate, wrap the zex strings (unless strings=False), merge
+        the throw sites (unless merge=False), link with the library `lib` (user module first), one
+        variable per built-in, validate."""
+        run([self.zex_spirv, 'link', user, '-o', out, '--library', lib] + ([] if merge else ['--no-merge'])
+            + ([] if strings else ['--no-strings']), 'zex-spirv link')
         return out
 
     def specialize(self, spv, out, values):
@@ -209,24 +210,29 @@ class Ocloc:
 # ----------------------------------------------------------------------------------------------------
 # zebin: ELF64 + the .ze_info YAML subset
 
-def elf_sections(data):
-    """{section name: bytes} of an ELF64 little-endian file."""
+def _elf_section_headers(data):
+    """The section headers of an ELF64 little-endian file, each a dict with its name resolved."""
     if data[:4] != b'\x7fELF' or data[4] != 2 or data[5] != 1:
         raise ValueError('not an ELF64 little-endian file (is the ocloc output a zebin?)')
     shoff, = struct.unpack_from('<Q', data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from('<HHH', data, 0x3A)
-    hdrs = []
+    secs = []
     for i in range(shnum):
-        name, _type, _flags, _addr, off, size = struct.unpack_from('<IIQQQQ', data, shoff + i * shentsize)
-        hdrs.append((name, off, size, _type))
-    _, stroff, strsize, _ = hdrs[shstrndx]
-    strtab = data[stroff:stroff + strsize]
-    out = {}
-    for name, off, size, typ in hdrs:
-        end = strtab.find(b'\0', name)
-        sname = strtab[name:end].decode()
-        out[sname] = bytes(size) if typ == 8 else data[off:off + size]   # 8: SHT_NOBITS, nothing in the file
-    return out
+        name, typ, _flags, _addr, off, size, link, info, _align, entsize = struct.unpack_from(
+            '<IIQQQQIIQQ', data, shoff + i * shentsize)
+        secs.append(dict(name=name, type=typ, off=off, size=size, link=link, info=info, entsize=entsize))
+    strtab = secs[shstrndx]
+    for s in secs:
+        start = strtab['off'] + s['name']
+        s['name'] = data[start:data.index(b'\0', start)].decode()
+    return secs
+
+
+def elf_sections(data):
+    """{section name: bytes} of an ELF64 little-endian file."""
+    # SHT_NOBITS (8): nothing in the file
+    return {s['name']: bytes(s['size']) if s['type'] == 8 else data[s['off']:s['off'] + s['size']]
+            for s in _elf_section_headers(data)}
 
 
 def _scalar(s):
@@ -328,3 +334,23 @@ def zebin_metrics(data, kernel):
         'has_stack_calls': bool(env.get('has_stack_calls', False)),
         'memory_buffers': buffers,
     }
+
+
+def relocated_symbols(data):
+    """[(kernel text section, symbol name, section of the symbol)] for every relocation (SHT_REL and
+    SHT_RELA) that applies to a .text.* section of an ELF64 little-endian zebin."""
+    secs = _elf_section_headers(data)
+    out = []
+    for s in secs:
+        if s['type'] not in (4, 9) or not secs[s['info']]['name'].startswith('.text'):   # SHT_RELA, SHT_REL
+            continue
+        symtab = secs[s['link']]
+        strtab = secs[symtab['link']]
+        step = s['entsize'] or (24 if s['type'] == 4 else 16)
+        for off in range(s['off'], s['off'] + s['size'], step):
+            _r_offset, r_info = struct.unpack_from('<QQ', data, off)
+            st_name, _st_info, _st_other, st_shndx = struct.unpack_from('<IBBH', data, symtab['off'] + (r_info >> 32) * 24)
+            start = strtab['off'] + st_name
+            where = secs[st_shndx]['name'] if 0 < st_shndx < len(secs) else f'shndx {st_shndx}'
+            out.append((secs[s['info']]['name'], data[start:data.index(b'\0', start)].decode(), where))
+    return out

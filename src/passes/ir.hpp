@@ -77,6 +77,9 @@ Module parse(const std::vector<uint32_t>& words);
 /// The module as words again. parse(w) then to_words() gives back w exactly.
 std::vector<uint32_t> to_words(const Module& m);
 
+/// A new instruction whose operands after its type and result (0: none) are all <id>s.
+Instruction make_instruction(uint16_t opcode, uint32_t type, uint32_t result, const std::vector<uint32_t>& ids);
+
 /// True for OpLine/OpNoLine and the per-instruction debug instructions that parse() attaches.
 bool is_annotation(const Instruction& i);
 /// True for the annotations a moved or merged instruction may keep: lines and debug scopes (they

@@ -58,24 +58,6 @@ void retarget(Instruction& t, uint32_t from, uint32_t to) {
     if (k < t.size() && t.words[k] == from) t.words[k] = to;
 }
 
-// A new instruction whose operands after the result are all <id>s.
-Instruction make(uint16_t opcode, uint32_t type, uint32_t result, const std::vector<uint32_t>& ids) {
-  Instruction i;
-  i.opcode = opcode;
-  i.type_id = type;
-  i.result_id = result;
-  i.words.push_back(0);
-  auto add = [&](uint32_t w, spv_operand_type_t t) {
-    i.operands.push_back({static_cast<uint32_t>(t), static_cast<uint16_t>(i.words.size()), 1});
-    i.words.push_back(w);
-  };
-  if (type) add(type, SPV_OPERAND_TYPE_TYPE_ID);
-  if (result) add(result, SPV_OPERAND_TYPE_RESULT_ID);
-  for (uint32_t id : ids) add(id, SPV_OPERAND_TYPE_ID);
-  i.fix_word_count();
-  return i;
-}
-
 // The copy of a site's instruction that goes into the merged region: lines and scopes only.
 Instruction moved(const Instruction& i) {
   Instruction c = i;
@@ -377,14 +359,14 @@ class Merger {
           if (same) continue;
           std::vector<uint32_t> pairs;
           for (auto& [p, l] : edges) pairs.insert(pairs.end(), {info[l].seq[ci].words[w], p});
-          phis.push_back(make(op::Phi, *type_of(in.words[w]), next_id_++, pairs));  // shape() checked the type
+          phis.push_back(make_instruction(op::Phi, *type_of(in.words[w]), next_id_++, pairs));  // shape() checked the type
           nc.words[w] = phis.back().result_id;
         }
       }
       seq.push_back(std::move(nc));
     }
     std::vector<Block> blocks;
-    Block a{make(op::Label, 0, a_label, {}), phis};
+    Block a{make_instruction(op::Label, 0, a_label, {}), phis};
     a.insts.insert(a.insts.end(), seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(first.n_a));
     a.insts.push_back(moved(first.term));
     if (kind == 2) {
@@ -394,7 +376,7 @@ class Merger {
     }
     blocks.push_back(std::move(a));
     if (kind == 2) {
-      Block b{make(op::Label, 0, b_label, {}), {}};
+      Block b{make_instruction(op::Label, 0, b_label, {}), {}};
       b.insts.insert(b.insts.end(), seq.begin() + static_cast<std::ptrdiff_t>(first.n_a), seq.end());
       b.insts.push_back(moved(first.b_term));
       blocks.push_back(std::move(b));
@@ -420,7 +402,7 @@ class Merger {
         }
         if (has_a) keep.insert(keep.end(), {va, a_label});
         if (has_b) keep.insert(keep.end(), {vb, b_label});
-        Instruction phi = make(op::Phi, i.type_id, i.result_id, keep);
+        Instruction phi = make_instruction(op::Phi, i.type_id, i.result_id, keep);
         phi.annotations = std::move(i.annotations);
         i = std::move(phi);
       }

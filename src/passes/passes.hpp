@@ -23,6 +23,19 @@ bool merge_throw_sites(Module& m);
 /// Returns true if it changed the module.
 bool merge_duplicate_builtins(Module& m);
 
+/// Struct-wraps the string constants whose address reaches a zex_* call (strings.cpp): each becomes a
+/// new `{ [N x i8] }` variable named __zex_str_<n>, its zex uses re-pointed at member 0, the old
+/// variable kept for its other users (never shared with printf). Returns true if it changed the module.
+bool wrap_zex_strings(Module& m);
+
+/// A __zex_str_<n> variable and its bytes (the whole array, NUL included).
+struct ZexString {
+  std::string name;
+  std::string bytes;
+};
+/// The module's __zex_str_* variables (those wrap_zex_strings made), in name order of the module.
+std::vector<ZexString> zex_strings(const Module& m);
+
 /// The names of the module's kernels (OpEntryPoint Kernel), in order (entry_points.cpp).
 std::vector<std::string> kernel_names(const Module& m);
 
@@ -42,6 +55,9 @@ std::vector<uint32_t> run_on_words(const std::vector<uint32_t>& words, Pass pass
 /// Word-level conveniences (run_on_words).
 inline std::vector<uint32_t> merge_throw_sites(const std::vector<uint32_t>& words) {
   return run_on_words(words, [](Module& m) { return merge_throw_sites(m); });
+}
+inline std::vector<uint32_t> wrap_zex_strings(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return wrap_zex_strings(m); });
 }
 inline std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words) {
   return run_on_words(words, [](Module& m) { return merge_duplicate_builtins(m); });

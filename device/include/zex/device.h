@@ -33,7 +33,11 @@ void zex_signal_exception(zex_state_t zex);
 
 /* In OpenCL C (clang-15), string literals and __func__ are emitted in the __constant address space,
    so they are passed by address, never copied. __func__ is typed `const __constant char[]`; the cast
-   only drops the const, which __constant implies anyway. */
+   only drops the const, which __constant implies anyway.
+   The macro passes plain literals although Intel's compiler (IGC 1.0.12504) puts plain char arrays
+   where the host cannot read them: zex's string pass wraps every string that reaches a zex_* call
+   (docs/abi.md, "Where strings live"), and OpenCL C could not do it here, as a macro used inside a
+   helper function cannot declare the __constant (program-scope) struct it would need. */
 /* Work-items that lose the claim skip the other two calls (they would be no-ops for them, after an
    atomic read of the claim word each). */
 #define ZEX_THROW(zex, name, reason)                                           \

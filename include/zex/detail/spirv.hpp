@@ -21,17 +21,20 @@ std::vector<uint32_t> spirv_words(const void* data, size_t size_bytes);
 /// debug information (OpenCL.DebugInfo.100, NonSemantic.*) set aside; docs/spirv-passes.md.
 /// @throws std::invalid_argument whose message holds the validator's diagnostic; `what` names the module
 void validate_spirv(const std::vector<uint32_t>& words, const char* what);
-/// What zex::Module hands the driver, from a validated user module: the throw-site merge (unless
-/// `merge_throw_sites` is false), the link with the device library (user module first; `library`
-/// replaces the embedded one when given), one variable per built-in, validation.
+/// What zex::Module hands the driver, from a validated user module: the string wrapping (unless
+/// `wrap_strings` is false: only for measurements), the throw-site merge (unless `merge_throw_sites` is
+/// false), the link with the device library (user module first; `library` replaces the embedded one
+/// when given), one variable per built-in, validation.
 /// @throws std::invalid_argument with the linker's or validator's diagnostic (e.g. an import nobody exports)
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user,
                                                const std::vector<uint32_t>* library = nullptr,
-                                               bool merge_throw_sites = true);
+                                               bool merge_throw_sites = true, bool wrap_strings = true);
 /// The names of the module's kernels (OpEntryPoint Kernel).
 /// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);
-/// The strings zex's string pass named in a linked module (`__zex_str_<n>`): name and bytes.
+/// The strings zex's pass wrapped (docs/spirv-passes.md): (variable name "__zex_str_<n>", its bytes),
+/// for zeModuleGetGlobalPointer after the module is built. Empty for a module the pass never saw.
+/// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>& words);
 /// The embedded device library (SPIR-V 1.4 words); empty if zex was built without it.
 const std::vector<uint32_t>& device_library();
