@@ -122,11 +122,14 @@ TEST(Tracing, NoThrowSynchronizeAppendsNothingCopiesNothingAndWaitsOnce) {
   EXPECT_EQ(c.appends.load(), 11);
   EXPECT_EQ(c.waits.load(), 2);
 
-  // The counters do see the throw path: it appends the reset (and copies strings).
+  // The counters do see the throw path: it appends the reset. Its strings are zex's __zex_str_<n>
+  // constants, found at the address the kernel recorded through zeModuleGetGlobalPointer and read from
+  // the module's own bytes on the host: no copy (on NEO, and on zex-cpu since its global pointers are
+  // the kernels' addresses).
   s.launch(k, cfg1d(1, 4, 1), count.get(), uint32_t(1));
   EXPECT_THROW(s.synchronize(), zex::KernelException);
   EXPECT_GT(c.appends.load(), 12);
-  EXPECT_GT(c.copies.load(), 0);
+  EXPECT_EQ(c.copies.load(), 0) << "the strings should come from the module's string table";
   // And the synchronize after it is quiet again, apart from waiting for the reset.
   const int appends = c.appends.load();
   s.synchronize();
