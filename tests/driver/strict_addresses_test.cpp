@@ -3,7 +3,8 @@
 // into NEO's copy of the binary, which zeMemGetAddressRange does not find; every other constant is in the
 // module's constant surface and every __global variable in its global surface, both USM allocations that it
 // does find. zeModuleGetGlobalPointer returns the address the kernel sees, for all of them.
-// kernels/addresses.cl; ZEX_CPU_LENIENT_ADDRESS_RANGE=1 is zex-cpu's switch back to its old answers.
+// kernels/addresses.cl, dyn_lib.cl + dyn_main.cl (zeModuleDynamicLink). ZEX_CPU_LENIENT_ADDRESS_RANGE=1 is
+// zex-cpu's switch back to its old answers.
 #include "l0_fixture.hpp"
 
 #include <cstdlib>
@@ -13,11 +14,27 @@ namespace {
 enum Slot { kLiteral, kNamedString, kWrapped, kTable, kCounter, kLut, kSlots };
 const char* const kSlotNames[kSlots] = {"string literal", "named_str", "wrapped", "table", "counter", "lut"};
 
-class StrictAddresses : public L0Test {
+// Runs strict whatever the run's environment says, and puts the run's setting back afterwards.
+class StrictEnv : public L0Test {
  protected:
   void SetUp() override {
     L0Test::SetUp();
-    unsetenv("ZEX_CPU_LENIENT_ADDRESS_RANGE");  // whatever the environment of the run says
+    unsetenv("ZEX_CPU_LENIENT_ADDRESS_RANGE");
+  }
+  void TearDown() override {
+    if (!lenient_at_start.empty()) setenv("ZEX_CPU_LENIENT_ADDRESS_RANGE", lenient_at_start.c_str(), 1);
+    L0Test::TearDown();
+  }
+  static inline const std::string lenient_at_start = [] {  // read before any test unsets it
+    const char* v = std::getenv("ZEX_CPU_LENIENT_ADDRESS_RANGE");
+    return std::string(v ? v : "");
+  }();
+};
+
+class StrictAddresses : public StrictEnv {
+ protected:
+  void SetUp() override {
+    StrictEnv::SetUp();
     m = module("addresses");
     k = kernel(m, "addresses");
     ASSERT_TRUE(m && k);
@@ -29,16 +46,6 @@ class StrictAddresses : public L0Test {
     run(k, 1, 1);
     for (int i = 0; i < kSlots; ++i) ASSERT_NE(out[i], 0u) << kSlotNames[i];
   }
-  void TearDown() override {
-    if (const char* v = saved_lenient()) setenv("ZEX_CPU_LENIENT_ADDRESS_RANGE", v, 1);
-    L0Test::TearDown();
-  }
-  // The run's own setting (read before any test unsets it), put back after each test.
-  static const char* saved_lenient() { return lenient_at_start.empty() ? nullptr : lenient_at_start.c_str(); }
-  static inline const std::string lenient_at_start = [] {
-    const char* v = std::getenv("ZEX_CPU_LENIENT_ADDRESS_RANGE");
-    return std::string(v ? v : "");
-  }();
   // True when zeMemGetAddressRange finds `addr`, with a range that holds [addr, addr + size).
   ::testing::AssertionResult found(uint64_t addr, size_t size) {
     void* base = nullptr;
@@ -150,6 +157,45 @@ TEST_F(StrictAddresses, LenientVariableRestoresTheOldAnswers) {
   EXPECT_FALSE(found(out[kLiteral], 17)) << "0 is strict";
   unsetenv("ZEX_CPU_LENIENT_ADDRESS_RANGE");
   EXPECT_FALSE(found(out[kNamedString], 13));
+}
+
+using StrictDynamicLink = StrictEnv;
+
+// zeModuleDynamicLink: an imported mutable variable is the exporting module's (in its global surface), an
+// imported constant is copied into the importing module and placed there by the same rules.
+TEST_F(StrictDynamicLink, ImportedDataFollowsTheSameRules) {
+  ze_module_handle_t lib = module("dyn_lib");
+  ze_module_handle_t main_m = module("dyn_main");
+  ASSERT_TRUE(lib && main_m);
+  ze_module_handle_t both[2] = {main_m, lib};
+  ze_result_t r = zeModuleDynamicLink(2, both, nullptr);
+  if (r == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) GTEST_SKIP() << "zeModuleDynamicLink is unsupported here";
+  ZE_OK(r);
+  ze_kernel_handle_t k = kernel(main_m, "use_dyn");
+  ASSERT_NE(k, nullptr);
+  auto* out = static_cast<uint64_t*>(alloc_shared(4 * sizeof(uint64_t)));
+  ZE_OK(set_ptr(k, 0, out));
+  run(k, 1, 1);
+  EXPECT_EQ(out[3], 60u) << "dyn_scale(3) through the library's table";
+  auto range_ok = [&](uint64_t a) {
+    void* base = nullptr;
+    size_t len = 0;
+    return zeMemGetAddressRange(context, reinterpret_cast<void*>(a), &base, &len) == ZE_RESULT_SUCCESS;
+  };
+  EXPECT_TRUE(range_ok(out[0])) << "an imported uint table: constant surface";
+  EXPECT_FALSE(range_ok(out[1])) << "an imported char array: strings";
+  EXPECT_TRUE(range_ok(out[2])) << "an imported variable: global surface";
+  size_t size = 0;
+  void* p = nullptr;
+  ZE_OK(zeModuleGetGlobalPointer(lib, "dyn_counter", &size, &p));
+  EXPECT_EQ(reinterpret_cast<uint64_t>(p), out[2]) << "the exporting module's variable";
+  EXPECT_EQ(*static_cast<const int*>(p), 6);
+  ZE_OK(zeModuleGetGlobalPointer(main_m, "dyn_table", &size, &p));
+  EXPECT_EQ(reinterpret_cast<uint64_t>(p), out[0]);
+  EXPECT_EQ(size, 16u);
+  ZE_OK(zeModuleGetGlobalPointer(main_m, "dyn_name", &size, &p));
+  EXPECT_EQ(reinterpret_cast<uint64_t>(p), out[1]);
+  EXPECT_STREQ(static_cast<const char*>(p), "dyn lib");
 }
 
 }  // namespace
