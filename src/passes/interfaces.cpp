@@ -76,31 +76,36 @@ struct Graph {
 
   // The functions that use `var`, following module-scope users to their users.
   std::set<uint32_t> functions_using(uint32_t var) const {
-    std::set<uint32_t> fns, seen{var};
-    std::vector<uint32_t> work{var};
-    while (!work.empty()) {
-      const uint32_t id = work.back();
-      work.pop_back();
+    std::set<uint32_t> fns;
+    reach(var, [&](uint32_t id, std::vector<uint32_t>& next) {
       auto it = uses.find(id);
-      if (it == uses.end()) continue;
+      if (it == uses.end()) return;
       fns.insert(it->second.functions.begin(), it->second.functions.end());
-      for (uint32_t g : it->second.globals)
-        if (seen.insert(g).second) work.push_back(g);
-    }
+      next.insert(next.end(), it->second.globals.begin(), it->second.globals.end());
+    });
     return fns;
   }
 
   // The entry function and every function it calls, transitively.
   std::set<uint32_t> call_tree(uint32_t entry) const {
-    std::set<uint32_t> seen{entry};
-    std::vector<uint32_t> work{entry};
-    while (!work.empty()) {
-      const uint32_t f = work.back();
-      work.pop_back();
+    return reach(entry, [&](uint32_t f, std::vector<uint32_t>& next) {
       auto it = callees.find(f);
-      if (it == callees.end()) continue;
-      for (uint32_t c : it->second)
-        if (seen.insert(c).second) work.push_back(c);
+      if (it != callees.end()) next.insert(next.end(), it->second.begin(), it->second.end());
+    });
+  }
+
+  // Every id reached from `start`: `step(id, next)` appends what `id` leads to; each id is visited once.
+  template <class Step>
+  static std::set<uint32_t> reach(uint32_t start, Step step) {
+    std::set<uint32_t> seen{start};
+    std::vector<uint32_t> work{start}, next;
+    while (!work.empty()) {
+      const uint32_t id = work.back();
+      work.pop_back();
+      next.clear();
+      step(id, next);
+      for (uint32_t n : next)
+        if (seen.insert(n).second) work.push_back(n);
     }
     return seen;
   }
