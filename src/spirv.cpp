@@ -41,12 +41,26 @@ struct Diagnostics {
   }
 };
 
-// The module the validator is shown: the debug information set aside (passes::strip_debug_info;
-// docs/spirv-passes.md says why). A binary that does not parse goes to the validator as it is, for
-// its diagnostic.
-std::vector<uint32_t> without_debug_info(const std::vector<uint32_t>& words) {
+// The module the validator is shown: the debug information set aside (passes::strip_debug_info) and,
+// in SPIR-V 1.4+, the entry-point interfaces completed (passes::complete_entry_point_interfaces: what
+// llvm-spirv-15 omits, and zex::Module adds before handing the module on); docs/spirv-passes.md says
+// why. A binary that does not parse goes to the validator as it is, for its diagnostic.
+std::vector<uint32_t> validator_view(const std::vector<uint32_t>& words) {
   try {
-    return passes::run_on_words(words, [](passes::Module& m) { return passes::strip_debug_info(m) != 0; });
+    return passes::run_on_words(words, [](passes::Module& m) {
+      const bool completed = passes::complete_entry_point_interfaces(m);
+      return passes::strip_debug_info(m) != 0 || completed;
+    });
+  } catch (const std::invalid_argument&) {
+    return words;
+  }
+}
+
+// The module with its entry-point interfaces completed; a binary that does not parse as it is (the
+// validator reports it).
+std::vector<uint32_t> with_complete_interfaces(const std::vector<uint32_t>& words) {
+  try {
+    return passes::complete_entry_point_interfaces(words);
   } catch (const std::invalid_argument&) {
     return words;
   }
@@ -81,8 +95,9 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
   spvtools::SpirvTools tools(passes::target_env(words));
   Diagnostics diag;
   tools.SetMessageConsumer(diag.consumer());
-  const std::vector<uint32_t> shown = without_debug_info(words);
-  if (shown.size() != words.size()) diag.text = "(word positions are in the module without its debug information)";
+  const std::vector<uint32_t> shown = validator_view(words);
+  if (shown != words)
+    diag.text = "(word positions are in the module without its debug information, its entry-point interfaces completed)";
   if (!tools.Validate(shown))
     throw std::invalid_argument(std::string("zex::Module: ") + what + " (SPIR-V " + version_of(words) +
                                 ") is invalid; SPIRV-Tools says:\n" +
@@ -111,7 +126,9 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
     throw std::invalid_argument("zex::Module: linking the module with the zex device library failed; "
                                 "SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
-  return passes::merge_duplicate_builtins(linked);
+  // The library's functions may use its own module-scope variables, which only the linked module's
+  // entry points can list (SPIR-V 1.4+).
+  return with_complete_interfaces(passes::merge_duplicate_builtins(linked));
 }
 
 }  // namespace
@@ -133,12 +150,16 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
         "rebuild zex with the device/ directory");
   if (user.size() < 5) throw std::invalid_argument("zex::Module: the module is not SPIR-V (shorter than its header)");
   const uint32_t version = std::max(user_version, library[1]);
+  // llvm-spirv-15 leaves out of the entry-point interfaces the variables reached only through
+  // constants (a table of strings); SPIR-V 1.4 requires them, so they are added first: the passes
+  // and the validation after the link see, and the driver gets, the completed module.
+  const std::vector<uint32_t> completed = with_complete_interfaces(user);
   // Strings passed to zex become struct-wrapped constants, so that Intel's compiler keeps them out of
   // .data.const.string, which the host cannot read on NEO 22.43 (docs/abi.md, "Where strings live").
   // Done before the merge: the merge then shares the rewritten sites as it shared the plain ones.
-  std::vector<uint32_t> wrapped = user;
+  std::vector<uint32_t> wrapped = completed;
   try {
-    if (wrap_strings) wrapped = passes::wrap_zex_strings(user);
+    if (wrap_strings) wrapped = passes::wrap_zex_strings(completed);
   } catch (const std::invalid_argument&) {
   }
   // One shared throw block per kernel instead of one per ZEX_THROW site: Intel's compiler inlines the
@@ -154,7 +175,7 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
   // pass have produced something the validator refuses, the module is linked without that pass: the
   // passes are repairs and optimizations, never the reason a module is refused.
   std::vector<std::vector<uint32_t>> attempts{merged};
-  for (const std::vector<uint32_t>* w : {static_cast<const std::vector<uint32_t>*>(&wrapped), &user})
+  for (const std::vector<uint32_t>* w : {static_cast<const std::vector<uint32_t>*>(&wrapped), &completed})
     if (*w != attempts.back()) attempts.push_back(*w);
   for (size_t k = 0; k + 1 < attempts.size(); ++k) {
     try {

@@ -159,6 +159,20 @@ TEST(Stream, NonPrintableBytesInStringsAreEscaped) {
   EXPECT_EQ(ex.reason(), "reason with a newline\\x0a");
 }
 
+// docs/design.md, "Where strings live": a string zex could not place in the constant surface is shown as
+// an invalid address on a driver as strict as Intel's (zex-cpu by default), not read from elsewhere.
+TEST(Stream, AStringThePassCannotPlaceIsAnInvalidAddress) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("throw_computed_name");
+  zex::Stream s(e.dev);
+  s.launch(k, cfg1d(1, 1, 2), uint32_t(1));
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.name().rfind("<invalid address 0x", 0), 0u) << ex.what();
+  EXPECT_EQ(ex.reason(), "a computed name");
+  ASSERT_EQ(ex.frames().size(), 1u);
+  EXPECT_EQ(ex.frames()[0].function, "throw_named");
+}
+
 TEST(Stream, ThreeRoundsOfThrowCatchAndCleanLaunch) {
   auto& e = env();
   zex::Kernel vadd = e.mod.kernel("vadd");

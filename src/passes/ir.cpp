@@ -86,16 +86,19 @@ std::string Instruction::string_at(size_t offset) const {
   return s;
 }
 
+void add_operand(Instruction& i, uint32_t word, spv_operand_type_t type) {
+  i.operands.push_back({static_cast<uint32_t>(type), static_cast<uint16_t>(i.words.size()), 1});
+  i.words.push_back(word);
+  i.fix_word_count();
+}
+
 Instruction make_instruction(uint16_t opcode, uint32_t type, uint32_t result, const std::vector<uint32_t>& ids) {
   Instruction i;
   i.opcode = opcode;
   i.type_id = type;
   i.result_id = result;
   i.words.push_back(0);
-  auto add = [&](uint32_t w, spv_operand_type_t t) {
-    i.operands.push_back({static_cast<uint32_t>(t), static_cast<uint16_t>(i.words.size()), 1});
-    i.words.push_back(w);
-  };
+  auto add = [&](uint32_t w, spv_operand_type_t t) { add_operand(i, w, t); };
   if (type) add(type, SPV_OPERAND_TYPE_TYPE_ID);
   if (result) add(result, SPV_OPERAND_TYPE_RESULT_ID);
   for (uint32_t id : ids) add(id, SPV_OPERAND_TYPE_ID);

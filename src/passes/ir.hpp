@@ -80,6 +80,9 @@ std::vector<uint32_t> to_words(const Module& m);
 /// A new instruction whose operands after its type and result (0: none) are all <id>s.
 Instruction make_instruction(uint16_t opcode, uint32_t type, uint32_t result, const std::vector<uint32_t>& ids);
 
+/// Appends a one-word operand of type `type` to `i` (and updates its word count).
+void add_operand(Instruction& i, uint32_t word, spv_operand_type_t type);
+
 /// True for OpLine/OpNoLine and the per-instruction debug instructions that parse() attaches.
 bool is_annotation(const Instruction& i);
 /// True for the annotations a moved or merged instruction may keep: lines and debug scopes (they

@@ -36,6 +36,12 @@ struct ZexString {
 /// The module's __zex_str_* variables (those wrap_zex_strings made), in name order of the module.
 std::vector<ZexString> zex_strings(const Module& m);
 
+/// SPIR-V 1.4+: adds to every OpEntryPoint the module-scope variables its call tree uses and it does
+/// not list, those reached through constants and initializers included, as SPIRV-Tools' validator
+/// counts them (interfaces.cpp; llvm-spirv-15 omits them). Nothing for SPIR-V < 1.4. Returns true if
+/// it changed the module.
+bool complete_entry_point_interfaces(Module& m);
+
 /// The names of the module's kernels (OpEntryPoint Kernel), in order (entry_points.cpp).
 std::vector<std::string> kernel_names(const Module& m);
 
@@ -58,6 +64,9 @@ inline std::vector<uint32_t> merge_throw_sites(const std::vector<uint32_t>& word
 }
 inline std::vector<uint32_t> wrap_zex_strings(const std::vector<uint32_t>& words) {
   return run_on_words(words, [](Module& m) { return wrap_zex_strings(m); });
+}
+inline std::vector<uint32_t> complete_entry_point_interfaces(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return complete_entry_point_interfaces(m); });
 }
 inline std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words) {
   return run_on_words(words, [](Module& m) { return merge_duplicate_builtins(m); });

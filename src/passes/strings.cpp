@@ -57,12 +57,6 @@ bool is_metadata(const Instruction& i) {
          i.opcode == op::EntryPoint;
 }
 
-void add_operand(Instruction& i, uint32_t word, spv_operand_type_t type) {
-  i.operands.push_back({static_cast<uint32_t>(type), static_cast<uint16_t>(i.words.size()), 1});
-  i.words.push_back(word);
-  i.fix_word_count();
-}
-
 // Inserts the <id> `id` as a new operand at word position `at` (access-chain index lists).
 void insert_id(Instruction& i, size_t at, uint32_t id) {
   i.words.insert(i.words.begin() + static_cast<std::ptrdiff_t>(at), id);

@@ -44,6 +44,10 @@ MODULES = {
     'strings_compiler': ('tests/passes/kernels/strings_compiler.spvasm', 'spv1.3', True),
 }
 CONTROL = 'strings_shared'
+# Kernels whose zex strings the pass cannot place on purpose, to test that the host then shows an
+# invalid address (tests/stream_test.cpp, Stream.AStringThePassCannotPlaceIsAnInvalidAddress): a name
+# passed through a parameter of a helper the front end did not inline.
+UNPLACEABLE = {('zex_test_kernels', '.text.throw_computed_name')}
 
 
 def zex_spirv(tc, *args):
@@ -85,6 +89,8 @@ def check(name, level, kernels, strings, zebin, failures):
         if sym.startswith('__zex_str_') and sym not in strings:
             failures.append(f'{name} L{level}: {text} relocates against {sym}, which the module does not list')
         if where == '.data.const':
+            continue
+        if not zex and where == '.data.const.string' and (name, text) in UNPLACEABLE:
             continue
         if zex or not MODULES[name][2] or where != '.data.const.string':
             failures.append(f'{name} L{level}: {text} relocates against {sym} in {where}')
