@@ -3,6 +3,7 @@
 #include "zex_fixture.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,6 +163,9 @@ TEST(Stream, NonPrintableBytesInStringsAreEscaped) {
 // docs/design.md, "Where strings live": a string zex could not place in the constant surface is shown as
 // an invalid address on a driver as strict as Intel's (zex-cpu by default), not read from elsewhere.
 TEST(Stream, AStringThePassCannotPlaceIsAnInvalidAddress) {
+  const char* lenient = std::getenv("ZEX_CPU_LENIENT_ADDRESS_RANGE");
+  if (lenient && *lenient && std::string(lenient) != "0")
+    GTEST_SKIP() << "ZEX_CPU_LENIENT_ADDRESS_RANGE is set: zex-cpu finds plain strings (docs/cpu-driver.md)";
   auto& e = env();
   zex::Kernel k = e.mod.kernel("throw_computed_name");
   zex::Stream s(e.dev);
