@@ -174,7 +174,7 @@ TEST(Stream, AStringThePassCannotPlaceIsAnInvalidAddress) {
   EXPECT_EQ(ex.name().rfind("<invalid address 0x", 0), 0u) << ex.what();
   EXPECT_EQ(ex.reason(), "a computed name");
   ASSERT_EQ(ex.frames().size(), 1u);
-  EXPECT_EQ(ex.frames()[0].function, "throw_named");
+  EXPECT_EQ(ex.frames()[0].function, "throw_computed_name");
 }
 
 TEST(Stream, ThreeRoundsOfThrowCatchAndCleanLaunch) {
