@@ -24,12 +24,6 @@ struct _ze_command_queue_handle_t {
 
 namespace zexcpu {
 
-#define ZEXCPU_CHECK(expr)                                \
-  do {                                                    \
-    ze_result_t zexcpu_r_ = (expr);                       \
-    if (zexcpu_r_ != ZE_RESULT_SUCCESS) return zexcpu_r_; \
-  } while (0)
-
 inline bool is_list(ze_command_list_handle_t h) { return h != nullptr && h->magic == kListMagic; }
 
 constexpr uint32_t kMaxMode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;

@@ -45,3 +45,10 @@ const char* fault_injection_error();
     ze_result_t zexcpu_injected_;                                   \
     if (::zexcpu::should_fail(entry, &zexcpu_injected_)) return zexcpu_injected_; \
   } while (0)
+
+/// Returns the result of `expr` from the calling entry point unless it is ZE_RESULT_SUCCESS.
+#define ZEXCPU_CHECK(expr)                                \
+  do {                                                    \
+    ze_result_t zexcpu_r_ = (expr);                       \
+    if (zexcpu_r_ != ZE_RESULT_SUCCESS) return zexcpu_r_; \
+  } while (0)

@@ -123,12 +123,6 @@ ze_result_t check_context(ze_context_handle_t h) {
   return ZE_RESULT_SUCCESS;
 }
 
-#define ZEXCPU_CHECK(expr)                       \
-  do {                                           \
-    ze_result_t zexcpu_r_ = (expr);              \
-    if (zexcpu_r_ != ZE_RESULT_SUCCESS) return zexcpu_r_; \
-  } while (0)
-
 // ---------------------------------------------------------------------------------------------
 // Contexts
 
