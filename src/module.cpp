@@ -33,7 +33,11 @@ int checked_level(int level) {
 
 ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv)
     : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)),
-      kernel_names_(spirv_kernel_names(spirv_)) {}
+      kernel_names_(spirv_kernel_names(spirv_)), without_state_(spirv_kernels_without_state(spirv_)) {}
+
+bool ModuleState::takes_state(const std::string& kernel) const {
+  return std::find(without_state_.begin(), without_state_.end(), kernel) == without_state_.end();
+}
 
 ModuleState::~ModuleState() {
   for (auto m : native_)
@@ -130,6 +134,7 @@ Kernel Module::kernel(const std::string& name) const {
 
 Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state_(std::make_shared<State>()) {
   state_->module = std::move(m);
+  state_->takes_state = state_->module->takes_state(name);
   state_->name = std::make_shared<const std::string>(std::move(name));
 }
 

@@ -51,7 +51,14 @@ void throw_bad_extent(unsigned long long v) {
                               ") is negative or does not fit in 32 bits");
 }
 
-void throw_arg_count(const std::string& kernel, uint32_t expected, size_t given) {
+void throw_bad_signature(const std::string& kernel, uint32_t expected, size_t given, bool takes_state) {
+  if (!takes_state && expected != 0)
+    throw std::invalid_argument(
+        "zex: kernel '" + kernel + "' does not take a zex_state_t as its last parameter (it has " +
+        std::to_string(expected) +
+        " parameter(s)), so zex cannot pass it the stream's report: declare `zex_state_t zex` as the "
+        "kernel's last parameter (OpenCL C: #include <zex/device.h>; other compilers: a by-value struct "
+        "of three 64-bit integers, docs/abi.md)");
   if (expected == 0)
     throw std::invalid_argument("zex: kernel '" + kernel +
                                 "' has no parameters; a kernel launched through zex takes a zex_state_t "

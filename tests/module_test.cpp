@@ -151,6 +151,35 @@ TEST(Module, WrongArgumentCountSaysWhichKernelExpectedHowMany) {
   EXPECT_NO_THROW(s.synchronize());
 }
 
+// A kernel that was not written for zex is named as such, not blamed on the caller's C++ types: the
+// module's SPIR-V says whether the last parameter is a zex_state_t.
+TEST(Module, AKernelWithoutATrailingStateIsNamedAtLaunch) {
+  auto& e = env();
+  zex::Stream s(e.dev);
+  zex_test::Usm<int> out(1);
+  for (const char* name : {"no_state", "state_not_last"}) {
+    zex::Kernel k = e.mod.kernel(name);
+    try {
+      if (std::string(name) == "no_state")
+        s.launch(k, zex_test::cfg1d(1, 1), out.get());
+      else
+        s.launch(k, zex_test::cfg1d(1, 1), uint32_t(4));
+      FAIL() << name << " was launched";
+    } catch (const std::invalid_argument& ex) {
+      EXPECT_EQ(std::string(ex.what()).rfind("zex: kernel '" + std::string(name) +
+                                                 "' does not take a zex_state_t as its last parameter (it has ",
+                                             0),
+                0u)
+          << ex.what();
+    }
+  }
+  // Nothing was appended: the stream is still clean, and zex kernels still launch.
+  EXPECT_NO_THROW(s.synchronize());
+  zex::Kernel noop = e.mod.kernel("noop");
+  s.launch(noop, zex_test::cfg1d(1, 1));
+  EXPECT_NO_THROW(s.synchronize());
+}
+
 TEST(Module, ScalarsAreConvertedToTheParametersWidthWhenTheyFit) {
   auto& e = env();
   zex::Kernel vadd = e.mod.kernel("vadd");

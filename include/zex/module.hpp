@@ -42,6 +42,8 @@ class ModuleState {
 
   const std::vector<uint32_t>& spirv() const noexcept { return spirv_; }
   const std::vector<std::string>& kernel_names() const noexcept { return kernel_names_; }
+  /// False for a kernel whose last parameter is not a zex_state_t.
+  bool takes_state(const std::string& kernel) const;
   const DeviceInfo& device() const noexcept { return *dev_; }
   ze_context_handle_t context() const noexcept { return dev_->context; }
   /// The strings of the module built for `level`, by their relocated addresses; null before the
@@ -56,6 +58,7 @@ class ModuleState {
   const DeviceInfo* dev_;
   std::vector<uint32_t> spirv_;
   std::vector<std::string> kernel_names_;
+  std::vector<std::string> without_state_;  // kernels whose last parameter is not a zex_state_t
   Mutex mu_;
   std::array<ze_module_handle_t, kLevels> native_{};
   std::array<std::unique_ptr<KnownStrings>, kLevels> known_;
@@ -165,6 +168,7 @@ class Kernel {
   struct State {
     std::shared_ptr<detail::ModuleState> module;
     std::shared_ptr<const std::string> name;
+    bool takes_state = true;  // its last parameter is a zex_state_t (from the module's SPIR-V)
     detail::Mutex mu;
     std::array<Level, detail::kLevels> levels{};
     ~State();

@@ -78,7 +78,8 @@ int default_debug_level();
 namespace detail {
 
 // Cold paths of a launch, compiled (src/stream.cpp): nothing is formatted unless something is wrong.
-[[noreturn]] void throw_arg_count(const std::string& kernel, uint32_t expected, size_t given);
+[[noreturn]] void throw_bad_signature(const std::string& kernel, uint32_t expected, size_t given,
+                                     bool takes_state);
 [[noreturn]] void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, size_t size);
 [[noreturn]] void throw_zero_extent(const std::string& kernel);
 [[noreturn]] void throw_launch_error(ze_result_t r, const std::string& kernel);
@@ -144,7 +145,8 @@ class Stream {
     detail::LockGuard lock(ks.mu);
     Kernel::Level& l = ks.at(level);
     constexpr size_t n = sizeof...(Args);
-    if (__builtin_expect(l.num_args != n + 1, 0)) detail::throw_arg_count(*ks.name, l.num_args, n);
+    if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
+      detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
     const Dim3& g = cfg.groups;
     const Dim3& b = cfg.group_size;
     if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))

@@ -1,4 +1,5 @@
-// kernel_names: the module's kernels, from its OpEntryPoint Kernel instructions.
+// kernel_names: the module's kernels, from its OpEntryPoint Kernel instructions; and which of them take
+// a zex_state_t as their last parameter.
 #include "passes.hpp"
 
 namespace zex {
@@ -13,6 +14,51 @@ std::vector<std::string> kernel_names(const Module& m) {
       names.push_back(i.string_at(3));
   }
   return names;
+}
+
+namespace {
+
+constexpr uint16_t kOpTypeInt = 21, kOpTypeStruct = 30, kOpTypePointer = 32;
+constexpr uint32_t kStorageFunction = 7;
+
+// zex_state_t as a kernel parameter: a struct of three 64-bit integers, by value, or (as llvm-spirv
+// writes a by-value aggregate) a Function-storage pointer to one.
+bool is_state_type(const std::map<uint32_t, const Instruction*>& defs, uint32_t type) {
+  auto def = [&](uint32_t id) -> const Instruction* {
+    auto it = defs.find(id);
+    return it == defs.end() ? nullptr : it->second;
+  };
+  const Instruction* t = def(type);
+  if (t && t->opcode == kOpTypePointer && t->word(2) == kStorageFunction) t = def(t->word(3));
+  if (!t || t->opcode != kOpTypeStruct || t->size() != 5) return false;
+  for (size_t k = 2; k < 5; ++k) {
+    const Instruction* m = def(t->word(k));
+    if (!m || m->opcode != kOpTypeInt || m->word(2) != 64) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> kernels_without_state(const Module& m) {
+  constexpr uint32_t kExecutionModelKernel = 6;
+  std::map<uint32_t, const Instruction*> defs;
+  std::map<uint32_t, std::string> entry;  // function id -> kernel name
+  for (const Instruction& i : m.insts) {
+    if (i.result_id) defs[i.result_id] = &i;
+    if (i.opcode == op::EntryPoint && i.size() >= 4 && i.words[1] == kExecutionModelKernel)
+      entry[i.words[2]] = i.string_at(3);
+  }
+  std::vector<std::string> out;
+  for (size_t k = 0; k < m.insts.size(); ++k) {
+    const Instruction& f = m.insts[k];
+    if (f.opcode != op::Function || !entry.count(f.result_id)) continue;
+    const Instruction* last = nullptr;
+    for (size_t p = k + 1; p < m.insts.size() && m.insts[p].opcode == op::FunctionParameter; ++p)
+      last = &m.insts[p];
+    if (!last || !is_state_type(defs, last->type_id)) out.push_back(entry[f.result_id]);
+  }
+  return out;
 }
 
 }  // namespace passes

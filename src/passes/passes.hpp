@@ -45,6 +45,10 @@ bool complete_entry_point_interfaces(Module& m);
 /// The names of the module's kernels (OpEntryPoint Kernel), in order (entry_points.cpp).
 std::vector<std::string> kernel_names(const Module& m);
 
+/// The kernels whose last parameter is not a zex_state_t (a by-value struct of three 64-bit
+/// integers), which zex::Stream cannot launch (entry_points.cpp).
+std::vector<std::string> kernels_without_state(const Module& m);
+
 /// Removes what the validator is not asked to check (validate.cpp): every OpExtInst of a
 /// debug-information set (OpenCL.DebugInfo.100, NonSemantic.*) and its OpExtInstImport. Lines,
 /// names and OpString stay. Returns the number of instructions removed.

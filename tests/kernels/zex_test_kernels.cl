@@ -59,3 +59,7 @@ __constant char* const computed_names[2] = {"FirstName", "SecondName"};
 __kernel void throw_computed_name(uint which, zex_state_t zex) {
   if (get_global_id(0) == 0) ZEX_THROW(zex, computed_names[which & 1u], "a computed name");
 }
+
+// Kernels zex::Stream cannot launch: the zex_state_t is missing, or not the last parameter.
+__kernel void no_state(__global int* out) { out[0] = 1; }
+__kernel void state_not_last(zex_state_t zex, uint n) {}
