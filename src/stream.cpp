@@ -133,6 +133,13 @@ Stream::Stream(Stream&&) noexcept = default;
 Stream& Stream::operator=(Stream&&) noexcept = default;
 Stream::~Stream() = default;
 
+void Stream::Impl::throw_concurrent_use() {
+  throw std::logic_error(
+      "zex: two threads used one zex::Stream at the same time; a stream is used by one thread at a time: "
+      "give each thread its own stream, or serialize the calls with a mutex. This call did nothing, and "
+      "the stream stays usable.");
+}
+
 void Stream::throw_moved_from() { throw std::logic_error("zex: use of a moved-from zex::Stream"); }
 
 Stream::Impl::Impl(const Device& d) : dev(d), pool(&d.slab_pool()) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -505,4 +506,64 @@ TEST(StreamFaults, FailedResetKeepsTheExceptionAndTheSlotArmed) {
     next.launch(k, zex_test::cfg1d(1, 1, 1), count.get(), uint32_t(1));
     EXPECT_THROW(next.synchronize(), zex::KernelException) << "new stream, round " << round;
   }
+}
+
+// A kernel that does not finish does not have to block the host: synchronize_for gives up, changes
+// nothing, and the stream works once the kernel ends (here, when the host releases it).
+TEST(Stream, SynchronizeForGivesUpOnAKernelThatDoesNotFinish) {
+  using namespace std::chrono_literals;
+  auto& e = env();
+  zex::Kernel hold = e.mod.kernel("wait_for_flag");
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  zex::Stream s(e.dev);
+  Usm<uint32_t> flag(1), count(1);
+  s.launch(hold, cfg1d(1, 1, 1), flag.get());
+  EXPECT_FALSE(s.synchronize_for(20ms));
+  EXPECT_FALSE(s.synchronize_for(0ns));
+  EXPECT_FALSE(s.synchronize_for(-1s));
+  EXPECT_FALSE(s.ready());
+  __atomic_store_n(&flag[0], 1u, __ATOMIC_RELEASE);
+  EXPECT_TRUE(s.synchronize_for(60s));
+  // It raises like synchronize(), once.
+  s.launch(k, cfg1d(1, 1, 1), count.get(), uint32_t(1));
+  EXPECT_THROW(s.synchronize_for(60s), zex::KernelException);
+  EXPECT_TRUE(s.synchronize_for(60s)) << "raised once (the claim word's reset is the only work left)";
+  s.launch(k, cfg1d(1, 1, 1), count.get(), uint32_t(0));
+  EXPECT_TRUE(s.synchronize_for(60s));
+}
+
+// A stream is used by one thread at a time. A second thread's call is refused with std::logic_error
+// before it touches anything, and the stream stays usable.
+TEST(Stream, TwoThreadsOnOneStreamAreRefusedAndTheStreamStaysUsable) {
+  auto& e = env();
+  zex::Kernel hold = e.mod.kernel("wait_for_flag");
+  zex::Stream s(e.dev);
+  Usm<uint32_t> flag(1);
+  s.launch(hold, cfg1d(1, 1, 1), flag.get());
+  // The other thread blocks in synchronize() while the kernel is held (it retries if it happened to
+  // meet this thread's own probe).
+  std::thread waiter([&] {
+    for (;;) {
+      try {
+        s.synchronize();
+        return;
+      } catch (const std::logic_error&) {
+      }
+    }
+  });
+  std::string refused;
+  for (int i = 0; i < 10000 && refused.empty(); ++i) {
+    try {
+      (void)s.ready();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } catch (const std::logic_error& ex) {
+      refused = ex.what();
+    }
+  }
+  __atomic_store_n(&flag[0], 1u, __ATOMIC_RELEASE);
+  waiter.join();
+  EXPECT_EQ(refused.rfind("zex: two threads used one zex::Stream at the same time", 0), 0u) << refused;
+  zex::Kernel noop = e.mod.kernel("noop");
+  s.launch(noop, cfg1d(1, 1, 1));
+  EXPECT_NO_THROW(s.synchronize());
 }

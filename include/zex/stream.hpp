@@ -21,6 +21,7 @@
 #include <string>
 #include <type_traits>
 
+
 namespace zex {
 
 namespace detail {
@@ -140,6 +141,7 @@ class Stream {
   template <class... Args>
   void launch(const Kernel& kernel, const LaunchConfig& cfg, const Args&... args) {
     Impl& s = live();
+    Impl::Use use(s);
     const int level = s.level_for(cfg.debug_level);
     Kernel::State& ks = kernel.live();
     detail::LockGuard lock(ks.mu);
@@ -177,15 +179,31 @@ class Stream {
   /// @throws KernelException; ZeError if the wait fails
   void synchronize() {
     Impl& s = live();
+    Impl::Use use(s);
     if (s.seq != s.done) s.wait_all();
     if (__builtin_expect(SlabPool::thrown(s.slot), 0)) s.raise();
+  }
+
+  /// synchronize() that gives up after `timeout` (any std::chrono::duration): false if the stream's
+  /// work has not finished by then (nothing changed; the stream stays usable: call again, or
+  /// synchronize()); true once it has, after raising like synchronize() if a work-item threw. A kernel
+  /// that never finishes can thus be abandoned without blocking the thread forever. A template over the
+  /// duration, read through its `count()` and `period`, so that this header need not include <chrono>
+  /// (a tenth of its parse time, docs/benchmarks.md).
+  /// @throws KernelException; ZeError if the wait fails
+  template <class Duration>
+  bool synchronize_for(const Duration& timeout) {
+    using Period = typename Duration::period;
+    const long double ns = static_cast<long double>(timeout.count()) * Period::num * 1e9L / Period::den;
+    return synchronize_for_ns(ns <= 0 ? 0 : ns >= 1.8e19L ? UINT64_MAX - 1 : static_cast<uint64_t>(ns));
   }
 
   /// True if every launch so far has finished: one zeEventQueryStatus on the newest launch's event,
   /// no wait. It does not look for exceptions; synchronize() does (and then returns at once).
   /// @throws ZeError if the query fails
   bool ready() const {
-    const Impl& s = live();
+    Impl& s = live();
+    Impl::Use use(s);
     ze_event_handle_t e = s.previous_event();
     if (!e) return true;
     ze_result_t r = zeEventQueryStatus(e);
@@ -208,6 +226,16 @@ class Stream {
   int default_debug_level() const { return live().level_for(-1); }
   /// Id the next launch gets (launch ids count from 1 per stream).
   uint64_t next_launch_id() const { return live().next_id; }
+
+  /// synchronize_for() with the timeout in nanoseconds (UINT64_MAX: no timeout).
+  /// @throws KernelException; ZeError if the wait fails
+  bool synchronize_for_ns(uint64_t timeout_ns) {
+    Impl& s = live();
+    Impl::Use use(s);
+    if (s.seq != s.done && !s.wait_all(timeout_ns)) return false;
+    if (__builtin_expect(SlabPool::thrown(s.slot), 0)) s.raise();
+    return true;
+  }
 
   /// How many launches back the stream remembers which kernel a launch id belongs to; an exception
   /// from an older launch (more than this many launches without synchronize) names no kernel.
@@ -258,16 +286,33 @@ class Stream {
 
     // Waits for every pending signal: one host wait on the newest. Each command waited for the one
     // before it, so the newest's completion means all have run (and observed their waits), and every
-    // pending event can be reset.
-    void wait_all() {
+    // pending event can be reset. False if `timeout_ns` passed first (nothing changed).
+    bool wait_all(uint64_t timeout_ns = UINT64_MAX) {
       ze_event_handle_t last = events[(seq - 1) % kEvents];
-      ze_result_t r = zeEventHostSynchronize(last, UINT64_MAX);
+      ze_result_t r = zeEventHostSynchronize(last, timeout_ns);
+      if (r == ZE_RESULT_NOT_READY && timeout_ns != UINT64_MAX) return false;
       if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0))
         detail::throw_ze_error(r, "zeEventHostSynchronize", "waiting for a zex::Stream");
       for (uint64_t q = done; q < seq; ++q)
         check(zeEventHostReset(events[q % kEvents]), "zeEventHostReset", "resetting a zex::Stream's event");
       done = seq;
+      return true;
     }
+
+    // One thread at a time (docs/design.md, "Streams"): a second thread's call is refused with
+    // std::logic_error before it touches anything, so the stream stays usable. One atomic exchange
+    // and one store per call.
+    int busy = 0;
+    struct Use {
+      explicit Use(Impl& s) : s_(s) {
+        if (__builtin_expect(__atomic_exchange_n(&s.busy, 1, __ATOMIC_ACQUIRE) != 0, 0)) throw_concurrent_use();
+      }
+      ~Use() { __atomic_store_n(&s_.busy, 0, __ATOMIC_RELEASE); }
+      Use(const Use&) = delete;
+      Use& operator=(const Use&) = delete;
+      Impl& s_;
+    };
+    [[noreturn]] static void throw_concurrent_use();
 
     int level_for(int requested) const {
       if (__builtin_expect(requested == -1 && env_error.empty(), 1)) return env_level;

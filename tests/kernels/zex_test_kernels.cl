@@ -63,3 +63,10 @@ __kernel void throw_computed_name(uint which, zex_state_t zex) {
 // Kernels zex::Stream cannot launch: the zex_state_t is missing, or not the last parameter.
 __kernel void no_state(__global int* out) { out[0] = 1; }
 __kernel void state_not_last(zex_state_t zex, uint n) {}
+
+// Runs until the host sets *flag (shared USM), so that a test can hold a launch in flight; gives up
+// after about 2^32 polls so that a failing test cannot hang the suite.
+__kernel void wait_for_flag(__global volatile uint* flag, zex_state_t zex) {
+  for (ulong i = 0; i < (1ul << 32) && *flag == 0u; ++i) {
+  }
+}
