@@ -567,3 +567,27 @@ TEST(Stream, TwoThreadsOnOneStreamAreRefusedAndTheStreamStaysUsable) {
   s.launch(noop, cfg1d(1, 1, 1));
   EXPECT_NO_THROW(s.synchronize());
 }
+
+// What a pending launch uses stays alive: destroying its zex::Kernel and zex::Module while the launch
+// is in flight destroys neither the Level Zero kernel the device runs nor the strings the report points
+// to (the launch record holds them until the stream moves past it).
+TEST(Stream, KernelAndModuleDestroyedWithALaunchInFlightStayAliveForIt) {
+  auto& e = env();
+  zex::Stream s(e.dev);
+  Usm<uint32_t> flag(1), count(1);
+  {
+    zex::Module mod(e.dev, zex_test::read_file(zex_test::kernel_spv()));
+    zex::Kernel hold = mod.kernel("wait_for_flag");
+    zex::Kernel thrower = mod.kernel("maybe_throw");
+    s.launch(hold, cfg1d(1, 1, 2), flag.get());
+    s.launch(thrower, cfg1d(1, 1, 2), count.get(), uint32_t(1));
+  }  // kernels and module destroyed here, both launches still pending
+  __atomic_store_n(&flag[0], 1u, __ATOMIC_RELEASE);
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.kernel_name(), "maybe_throw");
+  EXPECT_EQ(ex.name(), "StreamError");
+  EXPECT_EQ(ex.reason(), "asked to throw");
+  ASSERT_EQ(ex.frames().size(), 1u);
+  EXPECT_EQ(ex.frames()[0].function, "maybe_throw");
+  EXPECT_EQ(count[0], 0u) << "the only work-item threw, and returned before counting";
+}
