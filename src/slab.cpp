@@ -39,6 +39,16 @@ Slot SlabPool::acquire() {
 
 void SlabPool::release(const Slot& s) noexcept {
   if (!s) return;
+  if (thrown(s)) {
+    // A throw nobody checked: its claim word is still set, and the next owner's throws would all be
+    // dropped. Reset it first (the caller guarantees the slot's launches have finished, so the reset
+    // is ordered after them); if that fails, the slot is leaked rather than handed on armed.
+    try {
+      reset_now(s);
+    } catch (...) {
+      return;
+    }
+  }
   std::memset(static_cast<void*>(s.report), 0, sizeof(zex_report_t));
   std::lock_guard<std::mutex> lock(impl_->storage_mu);
   impl_->storage.give_back(s.index);

@@ -135,6 +135,45 @@ TEST(SlabPool, LowerLevelApiWithTheRuntimesOwnCommandList) {
   pool.release(slot);
 }
 
+// docs/integration.md §6 followed to the letter, minus the check: a slot released with a throw nobody
+// checked must not go to its next owner armed (every later throw into it would be dropped).
+TEST(SlabPool, ReleasingASlotWithAnUncheckedThrowLeavesItClean) {
+  auto& e = env();
+  zex::SlabPool& pool = e.dev.slab_pool();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  ze_kernel_handle_t kh = k.handle(1);
+  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
+                             ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_list_handle_t list = nullptr;
+  ASSERT_EQ(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list), ZE_RESULT_SUCCESS);
+  Usm<uint32_t> count(1);
+  auto run_throwing = [&](const zex::Slot& slot, uint64_t id) {
+    uint32_t* pc = count.get();
+    const uint32_t one = 1;
+    zex_state_t st = zex::SlabPool::state(slot, id);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh, 0, sizeof pc, &pc), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh, 1, sizeof one, &one), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh, 2, sizeof st, &st), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetGroupSize(kh, 1, 1, 1), ZE_RESULT_SUCCESS);
+    ze_group_count_t g{1, 1, 1};
+    ASSERT_EQ(zeCommandListAppendLaunchKernel(list, kh, &g, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+    // A synchronous immediate list: the launch has finished when the append returns.
+  };
+  zex::Slot slot = pool.acquire();
+  const uint32_t index = slot.index;
+  run_throwing(slot, 7);
+  ASSERT_TRUE(zex::SlabPool::thrown(slot));
+  pool.release(slot);  // never checked
+  zex::Slot next = pool.acquire();
+  ASSERT_EQ(next.index, index) << "the pool hands the same slot out next";
+  EXPECT_FALSE(zex::SlabPool::thrown(next));
+  run_throwing(next, 1);
+  EXPECT_TRUE(zex::SlabPool::thrown(next)) << "the new owner's throw was dropped: the slot was still armed";
+  EXPECT_THROW(pool.check(next, "maybe_throw", list), zex::KernelException);
+  zeCommandListDestroy(list);
+  pool.release(next);
+}
+
 // ctest -R zex_tests_fault_slab_fill: the first slab's zeroing cannot be confirmed (its barrier fails).
 // The error names the call that failed, nothing queued is freed under the device (zex-cpu's worker
 // would write freed memory; ASan runs see it), and the next stream gets a working slot.

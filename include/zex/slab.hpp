@@ -68,8 +68,9 @@ class SlabPool {
   ///         fill fails
   Slot acquire();
 
-  /// Returns a slot to the pool. The caller guarantees no kernel still uses it and that its claim
-  /// word is zero (check() left it so, or it never threw). A report left behind is cleared here.
+  /// Returns a slot to the pool. The caller guarantees no kernel still uses it. A throw that was never
+  /// checked is discarded here: its claim word is reset (on the pool's own command list, waited for)
+  /// before the slot can go to a new owner; if that reset fails, the slot is kept out of the pool.
   void release(const Slot& s) noexcept;
 
   /// The kernel argument for a launch that uses slot `s`; launch_id must not be 0.
