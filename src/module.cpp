@@ -33,10 +33,16 @@ int checked_level(int level) {
 
 ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv)
     : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)),
-      kernel_names_(spirv_kernel_names(spirv_)), without_state_(spirv_kernels_without_state(spirv_)) {}
+      kernel_names_(spirv_kernel_names(spirv_)), without_state_(spirv_kernels_without_state(spirv_)),
+      param_kinds_(spirv_kernel_param_kinds(spirv_)) {}
 
 bool ModuleState::takes_state(const std::string& kernel) const {
   return std::find(without_state_.begin(), without_state_.end(), kernel) == without_state_.end();
+}
+
+std::vector<uint8_t> ModuleState::param_kinds(const std::string& kernel) const {
+  auto it = param_kinds_.find(kernel);
+  return it == param_kinds_.end() ? std::vector<uint8_t>() : it->second;
 }
 
 ModuleState::~ModuleState() {
@@ -135,6 +141,7 @@ Kernel Module::kernel(const std::string& name) const {
 Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state_(std::make_shared<State>()) {
   state_->module = std::move(m);
   state_->takes_state = state_->module->takes_state(name);
+  state_->param_kinds = state_->module->param_kinds(name);
   state_->name = std::make_shared<const std::string>(std::move(name));
 }
 
@@ -165,6 +172,8 @@ void Kernel::State::create(int level, Level& l) {
   }
   l.kernel = k;
   l.num_args = props.numKernelArgs;
+  // A launch reads param_kinds[i] for every argument it sets, so it must cover them all.
+  if (param_kinds.size() != l.num_args) param_kinds.assign(l.num_args, detail::param_kind::kOther);
 }
 
 }  // namespace zex

@@ -198,6 +198,10 @@ std::vector<std::string> spirv_kernels_without_state(const std::vector<uint32_t>
   return passes::kernels_without_state(passes::parse(words));
 }
 
+std::map<std::string, std::vector<uint8_t>> spirv_kernel_param_kinds(const std::vector<uint32_t>& words) {
+  return passes::kernel_param_kinds(passes::parse(words));
+}
+
 std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>& words) {
   std::vector<std::pair<std::string, std::string>> out;
   for (passes::ZexString& s : passes::zex_strings(passes::parse(words))) out.emplace_back(std::move(s.name), std::move(s.bytes));

@@ -126,6 +126,98 @@ void set_arg_converted(ze_kernel_handle_t k, uint32_t i, const void* v, size_t s
   throw_arg_error(r, kernel, i, size);
 }
 
+namespace {
+
+namespace pk = param_kind;
+
+// "a double", "a 64-bit signed integer": the C++ side of a mismatch.
+std::string given_name(uint8_t given, bool is_signed) {
+  const unsigned bytes = given & pk::kSizeMask;
+  if ((given & pk::kClassMask) == pk::kFloat)
+    return bytes == 4 ? "a float" : bytes == 8 ? "a double" : "a long double";
+  return (bytes == 1 ? "an " : "a ") + std::to_string(bytes * 8) + "-bit " + (is_signed ? "signed" : "unsigned") +
+         " integer";
+}
+
+// "a 32-bit integer (uint or int)": the kernel side, with the OpenCL C names (SPIR-V has no signedness).
+std::string param_name(uint8_t param) {
+  const unsigned bytes = param & pk::kSizeMask;
+  if ((param & pk::kClassMask) == pk::kFloat)
+    return bytes == 2 ? "a 16-bit float (half)" : bytes == 4 ? "a 32-bit float (float)" : "a 64-bit float (double)";
+  const char* names = bytes == 1 ? "uchar or char" : bytes == 2 ? "ushort or short" : bytes == 4 ? "uint or int" : "ulong or long";
+  return (bytes == 1 ? "an " : "a ") + std::to_string(bytes * 8) + "-bit integer (" + names + ")";
+}
+
+[[noreturn]] void throw_mismatch(uint32_t i, const std::string& kernel, const std::string& given, uint8_t param,
+                                 const char* advice) {
+  throw std::invalid_argument("zex: argument " + std::to_string(i) + " of kernel '" + kernel + "' is " + given +
+                              ", but the kernel's parameter " + std::to_string(i) + " is " + param_name(param) +
+                              ": " + advice);
+}
+
+void set_or_throw(ze_kernel_handle_t k, uint32_t i, size_t size, const void* v, const std::string& kernel) {
+  ze_result_t r = zeKernelSetArgumentValue(k, i, size, v);
+  if (r != ZE_RESULT_SUCCESS) throw_arg_error(r, kernel, i, size);
+}
+
+}  // namespace
+
+void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t given, bool is_signed,
+                        uint8_t param, const std::string& kernel) {
+  const uint8_t given_class = given & pk::kClassMask, param_class = param & pk::kClassMask;
+  const size_t given_size = given & pk::kSizeMask, param_size = param & pk::kSizeMask;
+  if (param_class != pk::kInt && param_class != pk::kFloat) {
+    // Unknown, a pointer (a uintptr_t device address is the user's business), a struct: the driver's
+    // size check as before this check existed.
+    ze_result_t r = zeKernelSetArgumentValue(k, i, given_size, v);
+    if (r != ZE_RESULT_SUCCESS)
+      set_arg_converted(k, i, v, given_size, given_class == pk::kInt && is_signed,
+                        given_class == pk::kInt && !is_signed, given_class == pk::kFloat, r, kernel);
+    return;
+  }
+  if (given_class == pk::kInt && param_class == pk::kInt) {
+    // The value widened to 64 bits as its own type would be; it fits the parameter if some integer
+    // of the parameter's width, signed or unsigned, holds it (as the kernel may read either).
+    int64_t s = 0;
+    uint64_t u = 0;
+    switch (given_size) {
+      case 1: { int8_t a; uint8_t b; std::memcpy(&a, v, 1); std::memcpy(&b, v, 1); s = a; u = b; break; }
+      case 2: { int16_t a; uint16_t b; std::memcpy(&a, v, 2); std::memcpy(&b, v, 2); s = a; u = b; break; }
+      case 4: { int32_t a; uint32_t b; std::memcpy(&a, v, 4); std::memcpy(&b, v, 4); s = a; u = b; break; }
+      default: { std::memcpy(&s, v, 8); std::memcpy(&u, v, 8); break; }
+    }
+    const unsigned bits = static_cast<unsigned>(param_size * 8);
+    const uint64_t umax = bits == 64 ? UINT64_MAX : (uint64_t(1) << bits) - 1;
+    const int64_t smin = bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1));
+    const bool fits = is_signed ? (s >= smin && (s < 0 || static_cast<uint64_t>(s) <= umax)) : u <= umax;
+    if (!fits)
+      throw std::invalid_argument("zex: argument " + std::to_string(i) + " of kernel '" + kernel + "' is " +
+                                  given_name(given, is_signed) + " whose value " +
+                                  (is_signed ? std::to_string(s) : std::to_string(u)) +
+                                  " does not fit the kernel's parameter " + std::to_string(i) + ", " +
+                                  param_name(param));
+    // Little-endian: the low bytes of the two's-complement value are the narrower integer's.
+    const uint64_t w = is_signed ? static_cast<uint64_t>(s) : u;
+    return set_or_throw(k, i, param_size, &w, kernel);
+  }
+  if (given_class == pk::kFloat && param_class == pk::kFloat && (param_size == 4 || param_size == 8)) {
+    long double x = 0;
+    if (given_size == 4) { float f; std::memcpy(&f, v, 4); x = f; }
+    else if (given_size == 8) { double d; std::memcpy(&d, v, 8); x = d; }
+    else { std::memcpy(&x, v, sizeof x); }
+    if (param_size == 4) {
+      const float f = static_cast<float>(x);
+      return set_or_throw(k, i, 4, &f, kernel);
+    }
+    const double d = static_cast<double>(x);
+    return set_or_throw(k, i, 8, &d, kernel);
+  }
+  throw_mismatch(i, kernel, given_name(given, is_signed), param,
+                 param_class == pk::kInt ? "pass an integer"
+                 : param_size == 2       ? "zex does not convert to half: pass its bits as a uint16_t to a ushort parameter"
+                                         : "pass a float or a double");
+}
+
 }  // namespace detail
 
 Stream::Stream(const Device& dev) : s_(std::make_unique<Impl>(dev)) {}

@@ -6,6 +6,7 @@
 #include <zex/abi.h>
 #include <zex/context.hpp>
 #include <zex/detail/mutex.hpp>
+#include <zex/detail/param_kind.hpp>
 #include <zex/error.hpp>
 
 #include <level_zero/ze_api.h>
@@ -13,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,8 @@ class ModuleState {
   const std::vector<std::string>& kernel_names() const noexcept { return kernel_names_; }
   /// False for a kernel whose last parameter is not a zex_state_t.
   bool takes_state(const std::string& kernel) const;
+  /// The kernel's parameter kinds (<zex/detail/param_kind.hpp>) from the SPIR-V; empty if unknown.
+  std::vector<uint8_t> param_kinds(const std::string& kernel) const;
   const DeviceInfo& device() const noexcept { return *dev_; }
   ze_context_handle_t context() const noexcept { return dev_->context; }
   /// The strings of the module built for `level`, by their relocated addresses; null before the
@@ -59,6 +63,7 @@ class ModuleState {
   std::vector<uint32_t> spirv_;
   std::vector<std::string> kernel_names_;
   std::vector<std::string> without_state_;  // kernels whose last parameter is not a zex_state_t
+  std::map<std::string, std::vector<uint8_t>> param_kinds_;  // by kernel name
   Mutex mu_;
   std::array<ze_module_handle_t, kLevels> native_{};
   std::array<std::unique_ptr<KnownStrings>, kLevels> known_;
@@ -169,6 +174,10 @@ class Kernel {
     std::shared_ptr<detail::ModuleState> module;
     std::shared_ptr<const std::string> name;
     bool takes_state = true;  // its last parameter is a zex_state_t (from the module's SPIR-V)
+    // One param_kind byte per parameter (from the SPIR-V), which a launch checks its scalars against;
+    // once a level is created, exactly num_args long (all kOther, unchecked, if the SPIR-V and the
+    // driver disagree on the count).
+    std::vector<uint8_t> param_kinds;
     detail::Mutex mu;
     std::array<Level, detail::kLevels> levels{};
     ~State();

@@ -86,21 +86,46 @@ namespace detail {
 [[noreturn]] void throw_launch_error(ze_result_t r, const std::string& kernel);
 [[noreturn]] void throw_group_size_error(ze_result_t r, const std::string& kernel);
 // The driver rejected a scalar's size: do what a C call through a prototype does and convert the
-// value to the parameter's width, if it fits (a size_t for a uint, a double for a float).
+// value to the parameter's width, if it fits (a size_t for a uint, a double for a float). The path of
+// kernels whose parameter kinds the SPIR-V does not give.
 void set_arg_converted(ze_kernel_handle_t k, uint32_t i, const void* v, size_t size, bool is_signed_int,
                        bool is_unsigned_int, bool is_float, ze_result_t r, const std::string& kernel);
+// A scalar whose class or size is not its parameter's (`given` and `param` are param_kind bytes):
+// an integer converts to an integer parameter if its value fits, a float to a float parameter; any
+// other pair is a std::invalid_argument naming the kernel, the index and both types. A parameter of
+// unknown kind takes the driver-size path above.
+void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t given, bool is_signed,
+                        uint8_t param, const std::string& kernel);
+
+// The param_kind byte of a C++ argument type, at compile time; kOther (never checked) for pointers,
+// structs, enums and bool (OpenCL kernels take no bool; the driver's size check stays theirs).
+template <class T>
+constexpr uint8_t arg_kind() {
+  if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value)
+    return static_cast<uint8_t>(param_kind::kInt | sizeof(T));
+  else if constexpr (std::is_floating_point<T>::value)
+    return static_cast<uint8_t>(param_kind::kFloat | (sizeof(T) & param_kind::kSizeMask));
+  else
+    return param_kind::kOther;
+}
 
 template <class T>
-inline void set_arg(ze_kernel_handle_t k, uint32_t i, const T& v, const std::string& kernel) {
+inline void set_arg(ze_kernel_handle_t k, uint32_t i, const T& v, uint8_t param, const std::string& kernel) {
   static_assert(std::is_trivially_copyable<T>::value,
                 "zex: kernel arguments are copied bytewise; pass pointers, scalars or plain structs");
+  constexpr uint8_t given = arg_kind<T>();
+  // A scalar costs one byte compare; pointers and structs none (the driver checks their size).
+  if constexpr (given != param_kind::kOther) {
+    if (__builtin_expect(param != given, 0))
+      return set_arg_mismatched(k, i, &v, given, std::is_signed<T>::value, param, kernel);
+  }
   ze_result_t r = zeKernelSetArgumentValue(k, i, sizeof(T), &v);
   if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0))
     set_arg_converted(k, i, &v, sizeof(T), std::is_integral<T>::value && std::is_signed<T>::value && !std::is_same<T, bool>::value,
                       std::is_integral<T>::value && std::is_unsigned<T>::value && !std::is_same<T, bool>::value,
                       std::is_floating_point<T>::value, r, kernel);
 }
-inline void set_arg(ze_kernel_handle_t k, uint32_t i, const LocalMemory& v, const std::string& kernel) {
+inline void set_arg(ze_kernel_handle_t k, uint32_t i, const LocalMemory& v, uint8_t, const std::string& kernel) {
   ze_result_t r = zeKernelSetArgumentValue(k, i, v.bytes, nullptr);
   if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) throw_arg_error(r, kernel, i, v.bytes);
 }
@@ -132,10 +157,12 @@ class Stream {
 
   /// Sets `args` as the kernel's arguments, the stream's zex_state_t as its last argument, and
   /// appends the launch (one Level Zero command). Pass device pointers, scalars, plain structs, or
-  /// zex::local(bytes) for a __local parameter. An integer or floating-point scalar whose size the
-  /// driver rejects is converted to the other width if its value fits (a size_t for a uint, a
-  /// double for a float), as a C call would.
-  /// @throws std::invalid_argument (wrong argument count, naming the kernel and the counts; bad
+  /// zex::local(bytes) for a __local parameter. A scalar is checked against the parameter's type in
+  /// the module's SPIR-V: an integer converts to an integer parameter of another width if its value
+  /// fits (a size_t for a uint), a float to a float parameter (a double for a float); any other pair
+  /// (a double for a uint, an int for a float, a value that does not fit) is refused.
+  /// @throws std::invalid_argument (a scalar of the wrong type or that does not fit, naming the
+  ///         kernel, the argument and both types; wrong argument count, naming the kernel and the counts; bad
   ///         debug level or ZEX_DEBUG_LEVEL; a zero in groups or group_size); ZeError (build failure
   ///         with the build log, a rejected argument, a failed append)
   template <class... Args>
@@ -154,12 +181,15 @@ class Stream {
     if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
       detail::throw_zero_extent(*ks.name);
     if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
+    // param_kinds has num_args (= n + 1) entries once the level exists (Kernel::State::create).
+    const uint8_t* kinds = ks.param_kinds.data();
+    (void)kinds;
     uint32_t i = 0;
     (void)i;
-    (detail::set_arg(l.kernel, i++, args, *ks.name), ...);
+    ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
     const uint64_t id = s.next_id;
     const zex_state_t state = SlabPool::state(s.slot, id);
-    detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, *ks.name);
+    detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, detail::param_kind::kOther, *ks.name);
     const ze_group_count_t groups{g.x, g.y, g.z};
     ze_event_handle_t ev = s.next_event();
     ze_event_handle_t prev = s.previous_event();

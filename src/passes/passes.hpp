@@ -49,6 +49,10 @@ std::vector<std::string> kernel_names(const Module& m);
 /// integers), which zex::Stream cannot launch (entry_points.cpp).
 std::vector<std::string> kernels_without_state(const Module& m);
 
+/// Each kernel's parameters as <zex/detail/param_kind.hpp> bytes, the trailing zex_state_t included,
+/// by kernel name (entry_points.cpp).
+std::map<std::string, std::vector<uint8_t>> kernel_param_kinds(const Module& m);
+
 /// Removes what the validator is not asked to check (validate.cpp): every OpExtInst of a
 /// debug-information set (OpenCL.DebugInfo.100, NonSemantic.*) and its OpExtInstImport. Lines,
 /// names and OpString stay. Returns the number of instructions removed.

@@ -70,3 +70,12 @@ __kernel void wait_for_flag(__global volatile uint* flag, zex_state_t zex) {
   for (ulong i = 0; i < (1ul << 32) && *flag == 0u; ++i) {
   }
 }
+
+// Writes back its scalars, so that a test sees what a launch converted them to.
+__kernel void scalars(__global float* f_out, __global ulong* u_out, float f, uint u, ulong l, uchar c,
+                      zex_state_t zex) {
+  f_out[0] = f;
+  u_out[0] = u;
+  u_out[1] = l;
+  u_out[2] = c;
+}

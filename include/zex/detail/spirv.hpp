@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,8 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);
 /// The kernels whose last parameter is not a zex_state_t (zex::Stream cannot launch them).
 std::vector<std::string> spirv_kernels_without_state(const std::vector<uint32_t>& words);
+/// Each kernel's parameter kinds (<zex/detail/param_kind.hpp>), the trailing zex_state_t included.
+std::map<std::string, std::vector<uint8_t>> spirv_kernel_param_kinds(const std::vector<uint32_t>& words);
 /// The strings zex's pass wrapped (docs/spirv-passes.md): (variable name "__zex_str_<n>", its bytes),
 /// for zeModuleGetGlobalPointer after the module is built. Empty for a module the pass never saw.
 /// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
