@@ -34,15 +34,18 @@ int checked_level(int level) {
 ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv)
     : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)),
       kernel_names_(spirv_kernel_names(spirv_)), without_state_(spirv_kernels_without_state(spirv_)),
-      param_kinds_(spirv_kernel_param_kinds(spirv_)) {}
+      param_kinds_() {
+  for (auto& [name, kinds] : spirv_kernel_param_kinds(spirv_)) param_kinds_.emplace_back(name, std::move(kinds));
+}
 
 bool ModuleState::takes_state(const std::string& kernel) const {
   return std::find(without_state_.begin(), without_state_.end(), kernel) == without_state_.end();
 }
 
 std::vector<uint8_t> ModuleState::param_kinds(const std::string& kernel) const {
-  auto it = param_kinds_.find(kernel);
-  return it == param_kinds_.end() ? std::vector<uint8_t>() : it->second;
+  for (const auto& [name, kinds] : param_kinds_)
+    if (name == kernel) return kinds;
+  return {};
 }
 
 ModuleState::~ModuleState() {

@@ -14,9 +14,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace zex {
@@ -63,7 +63,9 @@ class ModuleState {
   std::vector<uint32_t> spirv_;
   std::vector<std::string> kernel_names_;
   std::vector<std::string> without_state_;  // kernels whose last parameter is not a zex_state_t
-  std::map<std::string, std::vector<uint8_t>> param_kinds_;  // by kernel name
+  // By kernel name; a vector of pairs, as <map> would add to every includer's parse time for a lookup
+  // made once per Kernel.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> param_kinds_;
   Mutex mu_;
   std::array<ze_module_handle_t, kLevels> native_{};
   std::array<std::unique_ptr<KnownStrings>, kLevels> known_;
