@@ -89,20 +89,27 @@ void throw_group_size_error(ze_result_t r, const std::string& kernel) {
   throw ZeError(r, "zeKernelSetGroupSize", "setting the group size of kernel '" + kernel + "'");
 }
 
+namespace {
+// An integer argument of `size` bytes (1, 2, 4; anything else is read as 8), widened to 64 bits as a
+// signed and as an unsigned value of its own width would be.
+void widen(const void* v, size_t size, int64_t* s, uint64_t* u) {
+  switch (size) {
+    case 1: { int8_t a; uint8_t b; std::memcpy(&a, v, 1); std::memcpy(&b, v, 1); *s = a; *u = b; return; }
+    case 2: { int16_t a; uint16_t b; std::memcpy(&a, v, 2); std::memcpy(&b, v, 2); *s = a; *u = b; return; }
+    case 4: { int32_t a; uint32_t b; std::memcpy(&a, v, 4); std::memcpy(&b, v, 4); *s = a; *u = b; return; }
+    default: std::memcpy(s, v, 8); std::memcpy(u, v, 8); return;
+  }
+}
+}  // namespace
+
 void set_arg_converted(ze_kernel_handle_t k, uint32_t i, const void* v, size_t size, bool is_signed_int,
                        bool is_unsigned_int, bool is_float, ze_result_t r, const std::string& kernel) {
   if (r == ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE) {
     if (is_signed_int || is_unsigned_int) {
-      // The value, widened to 64 bits as its own type would be.
-      uint64_t u = 0;
+      if (size != 1 && size != 2 && size != 4 && size != 8) throw_arg_error(r, kernel, i, size);
       int64_t s = 0;
-      switch (size) {
-        case 1: { int8_t a; uint8_t b; std::memcpy(&a, v, 1); std::memcpy(&b, v, 1); s = a; u = b; break; }
-        case 2: { int16_t a; uint16_t b; std::memcpy(&a, v, 2); std::memcpy(&b, v, 2); s = a; u = b; break; }
-        case 4: { int32_t a; uint32_t b; std::memcpy(&a, v, 4); std::memcpy(&b, v, 4); s = a; u = b; break; }
-        case 8: { std::memcpy(&s, v, 8); std::memcpy(&u, v, 8); break; }
-        default: throw_arg_error(r, kernel, i, size);
-      }
+      uint64_t u = 0;
+      widen(v, size, &s, &u);
       if (size == 8) {
         const bool fits = is_signed_int ? (s >= INT32_MIN && s <= static_cast<int64_t>(UINT32_MAX)) : u <= UINT32_MAX;
         const uint32_t w = static_cast<uint32_t>(is_signed_int ? static_cast<uint64_t>(s) : u);
@@ -180,12 +187,7 @@ void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t
     // of the parameter's width, signed or unsigned, holds it (as the kernel may read either).
     int64_t s = 0;
     uint64_t u = 0;
-    switch (given_size) {
-      case 1: { int8_t a; uint8_t b; std::memcpy(&a, v, 1); std::memcpy(&b, v, 1); s = a; u = b; break; }
-      case 2: { int16_t a; uint16_t b; std::memcpy(&a, v, 2); std::memcpy(&b, v, 2); s = a; u = b; break; }
-      case 4: { int32_t a; uint32_t b; std::memcpy(&a, v, 4); std::memcpy(&b, v, 4); s = a; u = b; break; }
-      default: { std::memcpy(&s, v, 8); std::memcpy(&u, v, 8); break; }
-    }
+    widen(v, given_size, &s, &u);
     const unsigned bits = static_cast<unsigned>(param_size * 8);
     const uint64_t umax = bits == 64 ? UINT64_MAX : (uint64_t(1) << bits) - 1;
     const int64_t smin = bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1));
