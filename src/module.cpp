@@ -32,10 +32,12 @@ int checked_level(int level) {
 }
 
 ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv)
-    : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)),
-      kernel_names_(spirv_kernel_names(spirv_)), without_state_(spirv_kernels_without_state(spirv_)),
-      param_kinds_() {
-  for (auto& [name, kinds] : spirv_kernel_param_kinds(spirv_)) param_kinds_.emplace_back(name, std::move(kinds));
+    : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)) {
+  ModuleFacts facts = spirv_module_facts(spirv_);  // one parse of the linked module
+  kernel_names_ = std::move(facts.kernel_names);
+  without_state_ = std::move(facts.kernels_without_state);
+  for (auto& [name, kinds] : facts.param_kinds) param_kinds_.emplace_back(name, std::move(kinds));
+  zex_strings_ = std::move(facts.zex_strings);
 }
 
 bool ModuleState::takes_state(const std::string& kernel) const {
@@ -97,11 +99,11 @@ ze_module_handle_t ModuleState::build(int level) {
 // effort: a string the driver cannot place is left to zeMemGetAddressRange.
 void ModuleState::record_strings(int level, ze_module_handle_t m) {
   auto known = std::make_unique<KnownStrings>();
-  for (auto& [name, bytes] : spirv_zex_strings(spirv_)) {
+  for (const auto& [name, bytes] : zex_strings_) {
     size_t size = 0;
     void* p = nullptr;
     if (zeModuleGetGlobalPointer(m, name.c_str(), &size, &p) != ZE_RESULT_SUCCESS || !p) continue;
-    known->add(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)), std::move(bytes));
+    known->add(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)), bytes);
   }
   if (!known->empty()) known_[static_cast<size_t>(level)] = std::move(known);
 }

@@ -202,10 +202,22 @@ std::map<std::string, std::vector<uint8_t>> spirv_kernel_param_kinds(const std::
   return passes::kernel_param_kinds(passes::parse(words));
 }
 
-std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>& words) {
+namespace {
+std::vector<std::pair<std::string, std::string>> zex_string_pairs(const passes::Module& m) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (passes::ZexString& s : passes::zex_strings(passes::parse(words))) out.emplace_back(std::move(s.name), std::move(s.bytes));
+  for (passes::ZexString& s : passes::zex_strings(m)) out.emplace_back(std::move(s.name), std::move(s.bytes));
   return out;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>& words) {
+  return zex_string_pairs(passes::parse(words));
+}
+
+ModuleFacts spirv_module_facts(const std::vector<uint32_t>& words) {
+  const passes::Module m = passes::parse(words);
+  return ModuleFacts{passes::kernel_names(m), passes::kernels_without_state(m), passes::kernel_param_kinds(m),
+                     zex_string_pairs(m)};
 }
 
 }  // namespace detail

@@ -66,6 +66,7 @@ class ModuleState {
   // By kernel name; a vector of pairs, as <map> would add to every includer's parse time for a lookup
   // made once per Kernel.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> param_kinds_;
+  std::vector<std::pair<std::string, std::string>> zex_strings_;  // name, bytes (record_strings)
   Mutex mu_;
   std::array<ze_module_handle_t, kLevels> native_{};
   std::array<std::unique_ptr<KnownStrings>, kLevels> known_;

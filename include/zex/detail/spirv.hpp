@@ -41,6 +41,17 @@ std::map<std::string, std::vector<uint8_t>> spirv_kernel_param_kinds(const std::
 /// for zeModuleGetGlobalPointer after the module is built. Empty for a module the pass never saw.
 /// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 std::vector<std::pair<std::string, std::string>> spirv_zex_strings(const std::vector<uint32_t>& words);
+
+/// Everything zex::Module reads from its linked module, from one parse of it: the kernel names, the
+/// kernels without a trailing zex_state_t, each kernel's parameter kinds, and the named zex strings.
+struct ModuleFacts {
+  std::vector<std::string> kernel_names;
+  std::vector<std::string> kernels_without_state;
+  std::map<std::string, std::vector<uint8_t>> param_kinds;
+  std::vector<std::pair<std::string, std::string>> zex_strings;
+};
+/// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
+ModuleFacts spirv_module_facts(const std::vector<uint32_t>& words);
 /// The embedded device library (SPIR-V 1.4 words); empty if zex was built without it.
 const std::vector<uint32_t>& device_library();
 /// The same library as SPIR-V 1.3, for user modules of SPIR-V 1.0-1.3.
