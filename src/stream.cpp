@@ -81,6 +81,16 @@ void throw_zero_extent(const std::string& kernel) {
                               "least 1 (use {n, 1, 1} for one dimension)");
 }
 
+void throw_too_many_work_items(const std::string& kernel, const Dim3& g, const Dim3& b) {
+  auto dims = [](const Dim3& d) {
+    return std::to_string(d.x) + " x " + std::to_string(d.y) + " x " + std::to_string(d.z);
+  };
+  throw std::invalid_argument("zex: launch of kernel '" + kernel + "': " + dims(g) + " work-groups of " + dims(b) +
+                              " work-items is 2^64 work-items or more, which zex's device ABI cannot number "
+                              "(64-bit work-item ids); launch fewer work-items and let each cover more of "
+                              "the data");
+}
+
 void throw_launch_error(ze_result_t r, const std::string& kernel) {
   throw ZeError(r, "zeCommandListAppendLaunchKernel", "launching kernel '" + kernel + "'");
 }

@@ -174,6 +174,70 @@ TEST(SlabPool, ReleasingASlotWithAnUncheckedThrowLeavesItClean) {
   pool.release(next);
 }
 
+// The owning slot: acquired by its constructor, released by its destructor or reset(), moved without
+// a double release, adopted and given up explicitly; an unchecked throw does not outlive its owner.
+TEST(UniqueSlot, OwnsMovesAdoptsAndLeavesNoArmedSlotBehind) {
+  auto& e = env();
+  zex::SlabPool& pool = e.dev.slab_pool();
+  const size_t live0 = pool.live_slots();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  ze_kernel_handle_t kh = k.handle(1);
+  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
+                             ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_list_handle_t list = nullptr;
+  ASSERT_EQ(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list), ZE_RESULT_SUCCESS);
+  Usm<uint32_t> count(1);
+  auto run_throwing = [&](const zex::UniqueSlot& slot, uint64_t id) {
+    uint32_t* pc = count.get();
+    const uint32_t one = 1;
+    zex_state_t st = slot.state(id);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh, 0, sizeof pc, &pc), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh, 1, sizeof one, &one), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh, 2, sizeof st, &st), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetGroupSize(kh, 1, 1, 1), ZE_RESULT_SUCCESS);
+    ze_group_count_t g{1, 1, 1};
+    ASSERT_EQ(zeCommandListAppendLaunchKernel(list, kh, &g, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+  };
+  uint32_t index = 0;
+  {
+    zex::UniqueSlot a(pool);
+    ASSERT_TRUE(a);
+    EXPECT_EQ(pool.live_slots(), live0 + 1);
+    index = a.get().index;
+    zex::UniqueSlot b(std::move(a));
+    EXPECT_FALSE(a);  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+    EXPECT_EQ(pool.live_slots(), live0 + 1);
+    run_throwing(b, 3);
+    ASSERT_TRUE(b.thrown());
+    a = std::move(b);  // still one owner, one slot
+    EXPECT_EQ(pool.live_slots(), live0 + 1);
+  }  // the throw was never checked: the destructor releases, which discards and resets it
+  EXPECT_EQ(pool.live_slots(), live0);
+  zex::UniqueSlot next(pool);
+  ASSERT_EQ(next.get().index, index) << "the pool hands the same slot out next";
+  EXPECT_FALSE(next.thrown());
+  run_throwing(next, 9);
+  try {
+    next.check("maybe_throw", list);
+    FAIL() << "the new owner's throw was dropped";
+  } catch (const zex::KernelException& ex) {
+    EXPECT_EQ(ex.launch_id(), 9u);
+  }
+  // Given up and adopted back: one release in all.
+  zex::Slot raw = next.release();
+  EXPECT_FALSE(next);
+  EXPECT_EQ(pool.live_slots(), live0 + 1);
+  zex::UniqueSlot again = zex::UniqueSlot::adopt(pool, raw);
+  again.reset();
+  EXPECT_FALSE(again);
+  again.reset();  // empty: nothing to release
+  EXPECT_EQ(pool.live_slots(), live0);
+  zex::UniqueSlot empty;
+  EXPECT_FALSE(empty.thrown());
+  EXPECT_NO_THROW(empty.check("nothing"));
+  zeCommandListDestroy(list);
+}
+
 // ctest -R zex_tests_fault_slab_fill: the first slab's zeroing cannot be confirmed (its barrier fails).
 // The error names the call that failed, nothing queued is freed under the device (zex-cpu's worker
 // would write freed memory; ASan runs see it), and the next stream gets a working slot.

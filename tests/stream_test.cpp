@@ -2,7 +2,9 @@
 // custom throws, recovery, ordering, many streams, threads, moves and the debug-level setting.
 #include "zex_fixture.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <chrono>
 #include <string>
@@ -309,6 +311,90 @@ TEST(Stream, OneKernelSharedByThreadsWithTheirOwnStreams) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// The stress test of docs/reliability.md: 16 threads, each with 4 streams of its own, all launching
+// one shared zex::Kernel; each round queues 1 to 4 launches per stream before one synchronize, a
+// random quarter of the launches throw from a work-item the launch alone picks, and every 4th round
+// a thread destroys its streams and makes new ones (slots move between threads through the pool).
+// Every synchronize must raise exactly the first throwing launch's exception (its launch id and its
+// work-item) or nothing: no exception lost, none misattributed, none leaked into another stream.
+// ZEX_STRESS_ROUNDS sets the rounds (default 200, a few seconds); the figures go to the test's output.
+TEST(StreamStress, SixteenThreadsLoseAndMisattributeNothing) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("throw_at");
+  constexpr int kThreads = 16, kStreams = 4;
+  int rounds = 200;
+  if (const char* r = std::getenv("ZEX_STRESS_ROUNDS")) rounds = std::max(1, std::atoi(r));
+  std::atomic<uint64_t> launches{0}, syncs{0}, expected{0}, caught{0}, lost{0}, wrong{0}, spurious{0};
+  std::vector<std::string> first_wrong(kThreads);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      uint64_t rng = 0x9e3779b97f4a7c15ull * uint64_t(t + 1);
+      auto next = [&rng] {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        return rng;
+      };
+      Usm<int> out(64);
+      std::vector<zex::Stream> streams;
+      for (int round = 0; round < rounds; ++round) {
+        if (round % 4 == 0) {
+          streams.clear();
+          for (int i = 0; i < kStreams; ++i) streams.emplace_back(e.dev);
+        }
+        uint64_t first_id[kStreams] = {}, first_x[kStreams] = {};
+        for (int i = 0; i < kStreams; ++i) {
+          const int n = 1 + int(next() % 4);
+          for (int j = 0; j < n; ++j) {
+            const bool do_throw = next() % 4 == 0;
+            const uint32_t x = do_throw ? uint32_t(next() % 64) : 0xffffffffu;  // 2^32 - 1 matches no work-item
+            const uint64_t id = streams[i].next_launch_id();
+            streams[i].launch(k, cfg1d(4, 16, 2), out.get(), x, 0u);
+            ++launches;
+            if (do_throw && first_id[i] == 0) {
+              first_id[i] = id;
+              first_x[i] = x;
+            }
+          }
+        }
+        for (int i = 0; i < kStreams; ++i) {
+          ++syncs;
+          expected += first_id[i] != 0;
+          try {
+            streams[i].synchronize();
+            if (first_id[i] != 0) ++lost;
+          } catch (const zex::KernelException& ex) {
+            ++caught;
+            const bool right = first_id[i] != 0 && ex.launch_id() == first_id[i] && ex.kernel_name() == "throw_at" &&
+                               ex.name() == "DomainError" && ex.global_id() && (*ex.global_id())[0] == first_x[i] &&
+                               (*ex.global_id())[1] == 0;
+            if (first_id[i] == 0) ++spurious;
+            else if (!right) ++wrong;
+            if (!right && first_wrong[t].empty())
+              first_wrong[t] = "expected launch " + std::to_string(first_id[i]) + " x " + std::to_string(first_x[i]) +
+                               ", got " + ex.what();
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[ stress   ] %d threads x %d streams x %d rounds: %llu launches, %llu synchronizes, %llu exceptions "
+              "expected, %llu caught, %llu lost, %llu misattributed, %llu spurious, %.2f s\n",
+              kThreads, kStreams, rounds, (unsigned long long)launches.load(), (unsigned long long)syncs.load(),
+              (unsigned long long)expected.load(), (unsigned long long)caught.load(), (unsigned long long)lost.load(),
+              (unsigned long long)wrong.load(), (unsigned long long)spurious.load(), s);
+  for (const auto& w : first_wrong) EXPECT_TRUE(w.empty()) << w;
+  EXPECT_EQ(lost.load(), 0u);
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_EQ(spurious.load(), 0u);
+  EXPECT_EQ(caught.load(), expected.load());
+  EXPECT_GT(expected.load(), 0u);
+}
+
 TEST(LaunchConfig, ExtentsFromAnyIntegers) {
   zex::LaunchConfig c;
   EXPECT_EQ(c.groups, zex::Dim3(1, 1, 1));
@@ -411,6 +497,39 @@ TEST(Stream, ZeroGroupSizeOnAKernelsFirstLaunchIsRejected) {
   EXPECT_THROW(s.launch(fresh, cfg), std::invalid_argument);
   cfg.group_size = {1, 1, 1};
   EXPECT_NO_THROW(s.launch(fresh, cfg));
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+TEST(Stream, TwoToTheSixtyFourWorkItemsOrMoreAreRefusedAndTheStreamStaysUsable) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("noop");
+  zex::Stream s(e.dev);
+  zex::LaunchConfig cfg;
+  cfg.debug_level = 1;
+  // (2^32 - 1)^3 work-groups of one: about 2^96, what Dim3 lets through.
+  cfg.groups = {0xffffffffu, 0xffffffffu, 0xffffffffu};
+  cfg.group_size = {1, 1, 1};
+  try {
+    s.launch(k, cfg);
+    FAIL() << "2^96 work-items were accepted";
+  } catch (const std::invalid_argument& ex) {
+    const std::string m = ex.what();
+    EXPECT_NE(m.find("kernel 'noop'"), std::string::npos) << m;
+    EXPECT_NE(m.find("4294967295 x 4294967295 x 4294967295 work-groups of 1 x 1 x 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("2^64 work-items or more"), std::string::npos) << m;
+  }
+  // Exactly 2^64, reached only through the last multiply: refused too.
+  cfg.groups = {65536, 65536, 65536};
+  cfg.group_size = {65536, 1, 1};
+  EXPECT_THROW(s.launch(k, cfg), std::invalid_argument);
+  cfg.groups = {65536, 65536, 1};
+  cfg.group_size = {65536, 65536, 1};
+  EXPECT_THROW(s.launch(k, cfg), std::invalid_argument);
+  // Nothing was appended: the stream still launches and synchronizes.
+  EXPECT_EQ(s.next_launch_id(), 1u);
+  cfg.groups = {2, 1, 1};
+  cfg.group_size = {4, 1, 1};
+  EXPECT_NO_THROW(s.launch(k, cfg));
   EXPECT_NO_THROW(s.synchronize());
 }
 

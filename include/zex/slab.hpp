@@ -162,4 +162,72 @@ class SlabPool {
   std::unique_ptr<Impl> impl_;
 };
 
+/// An owned slot: acquires on construction, releases (SlabPool::release) on destruction. Move-only,
+/// so the lower-level API's right use is the easy one: a slot cannot be released twice or forgotten,
+/// and a throw nobody checked is discarded and reset when the owner goes away. Destroy it only once
+/// no launch uses the slot (as for release()).
+///
+///     zex::UniqueSlot slot(dev.slab_pool());
+///     zex_state_t st = slot.state(launch_id);
+///     ... launch, synchronize ...
+///     slot.check("kernel_name", my_list);
+class UniqueSlot {
+ public:
+  UniqueSlot() noexcept = default;
+  /// @throws ZeError as SlabPool::acquire()
+  explicit UniqueSlot(SlabPool& pool) : pool_(&pool), slot_(pool.acquire()) {}
+  /// Takes ownership of `s`, acquired earlier from `pool` with SlabPool::acquire().
+  static UniqueSlot adopt(SlabPool& pool, const Slot& s) noexcept { return UniqueSlot(pool, s); }
+  UniqueSlot(UniqueSlot&& o) noexcept : pool_(o.pool_), slot_(o.slot_) {
+    o.pool_ = nullptr;
+    o.slot_ = Slot{};
+  }
+  UniqueSlot& operator=(UniqueSlot&& o) noexcept {
+    if (this != &o) {
+      reset();
+      pool_ = o.pool_;
+      slot_ = o.slot_;
+      o.pool_ = nullptr;
+      o.slot_ = Slot{};
+    }
+    return *this;
+  }
+  UniqueSlot(const UniqueSlot&) = delete;
+  UniqueSlot& operator=(const UniqueSlot&) = delete;
+  ~UniqueSlot() { reset(); }
+
+  /// Returns the slot to its pool now (nothing if empty).
+  void reset() noexcept {
+    if (pool_ && slot_) pool_->release(slot_);
+    pool_ = nullptr;
+    slot_ = Slot{};
+  }
+  /// Gives up ownership: the caller must release the returned slot itself.
+  Slot release() noexcept {
+    Slot s = slot_;
+    pool_ = nullptr;
+    slot_ = Slot{};
+    return s;
+  }
+
+  const Slot& get() const noexcept { return slot_; }
+  SlabPool* pool() const noexcept { return pool_; }
+  explicit operator bool() const noexcept { return static_cast<bool>(slot_); }
+  /// SlabPool::state() of this slot.
+  zex_state_t state(uint64_t launch_id) const noexcept { return SlabPool::state(slot_, launch_id); }
+  /// SlabPool::thrown() of this slot (false when empty).
+  bool thrown() const noexcept { return slot_ && SlabPool::thrown(slot_); }
+  /// SlabPool::check() on this slot; does nothing when empty.
+  /// @throws KernelException, ZeError
+  template <class NameOf>
+  void check(NameOf&& kernel_name_of, ze_command_list_handle_t reset_list = nullptr, int launch_level = 1) {
+    if (pool_ && slot_) pool_->check(slot_, std::forward<NameOf>(kernel_name_of), reset_list, launch_level);
+  }
+
+ private:
+  UniqueSlot(SlabPool& pool, const Slot& s) noexcept : pool_(&pool), slot_(s) {}
+  SlabPool* pool_ = nullptr;
+  Slot slot_;
+};
+
 }  // namespace zex

@@ -83,6 +83,7 @@ namespace detail {
                                      bool takes_state);
 [[noreturn]] void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, size_t size);
 [[noreturn]] void throw_zero_extent(const std::string& kernel);
+[[noreturn]] void throw_too_many_work_items(const std::string& kernel, const Dim3& groups, const Dim3& group_size);
 [[noreturn]] void throw_launch_error(ze_result_t r, const std::string& kernel);
 [[noreturn]] void throw_group_size_error(ze_result_t r, const std::string& kernel);
 // The driver rejected a scalar's size: do what a C call through a prototype does and convert the
@@ -163,7 +164,7 @@ class Stream {
   /// (a double for a uint, an int for a float, a value that does not fit) is refused.
   /// @throws std::invalid_argument (a scalar of the wrong type or that does not fit, naming the
   ///         kernel, the argument and both types; wrong argument count, naming the kernel and the counts; bad
-  ///         debug level or ZEX_DEBUG_LEVEL; a zero in groups or group_size); ZeError (build failure
+  ///         debug level or ZEX_DEBUG_LEVEL; a zero in groups or group_size; 2^64 work-items or more); ZeError (build failure
   ///         with the build log, a rejected argument, a failed append)
   template <class... Args>
   void launch(const Kernel& kernel, const LaunchConfig& cfg, const Args&... args) {
@@ -180,6 +181,14 @@ class Stream {
     const Dim3& b = cfg.group_size;
     if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
       detail::throw_zero_extent(*ks.name);
+    // The device ABI counts work-items in 64 bits (global ids, and which work-item claimed the
+    // report): a launch of 2^64 or more (up to 2^96 fit in a Dim3 pair) is refused, not truncated.
+    // Each per-dimension product is below 2^64; two overflow-checked multiplies cover the rest.
+    uint64_t items;
+    if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
+                             __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
+                         0))
+      detail::throw_too_many_work_items(*ks.name, g, b);
     if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
     // param_kinds has num_args (= n + 1) entries once the level exists (Kernel::State::create).
     const uint8_t* kinds = ks.param_kinds.data();
