@@ -3,6 +3,10 @@
 #include <zex/context.hpp>
 #include <zex/detail/context_state.hpp>
 
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,6 +40,50 @@ DeviceInfo describe(ze_device_handle_t h, ze_context_handle_t ctx) {
   return d;
 }
 
+// What a driver offers for waiting (docs/design.md, "Waiting"): zeCommandListHostSynchronize (API 1.6;
+// the loader exports it from its 1.6 builds on, and zex-cpu offers it as an extension function to
+// older loaders) and in-order immediate lists (the 1.7 flag, or a driver that says it is in order).
+// Every failure here only means "not offered": streams then wait through events.
+struct WaitSupport {
+  ze_newer::CommandListHostSynchronizeFn host_synchronize = nullptr;
+  ze_command_queue_flags_t list_flags = 0;
+  bool in_order = false;
+};
+
+bool has_extension(ze_driver_handle_t driver, const char* name) {
+  uint32_t n = 0;
+  if (zeDriverGetExtensionProperties(driver, &n, nullptr) != ZE_RESULT_SUCCESS || n == 0) return false;
+  std::vector<ze_driver_extension_properties_t> exts(n);
+  if (zeDriverGetExtensionProperties(driver, &n, exts.data()) != ZE_RESULT_SUCCESS) return false;
+  for (uint32_t i = 0; i < n && i < exts.size(); ++i)
+    if (std::strncmp(exts[i].name, name, ZE_MAX_EXTENSION_NAME) == 0) return true;
+  return false;
+}
+
+WaitSupport wait_support(ze_driver_handle_t driver) {
+  WaitSupport w;
+  ze_api_version_t v{};
+  const uint32_t api = zeDriverGetApiVersion(driver, &v) == ZE_RESULT_SUCCESS ? static_cast<uint32_t>(v) : 0;
+  if (api >= ze_newer::kApiHostSynchronize) {
+    // A loader of API 1.6 or later exports it, and routes it through its layers.
+    w.host_synchronize = reinterpret_cast<ze_newer::CommandListHostSynchronizeFn>(
+        dlsym(RTLD_DEFAULT, ze_newer::kHostSynchronizeName));
+  }
+  if (!w.host_synchronize) {
+    void* f = nullptr;
+    if (zeDriverGetExtensionFunctionAddress(driver, ze_newer::kHostSynchronizeName, &f) == ZE_RESULT_SUCCESS)
+      w.host_synchronize = reinterpret_cast<ze_newer::CommandListHostSynchronizeFn>(f);
+  }
+  if (api >= ze_newer::kApiInOrder) {
+    w.list_flags = ze_newer::kCommandQueueFlagInOrder;
+    w.in_order = true;
+  } else {
+    w.in_order = has_extension(driver, ze_newer::kZexCpuInOrderExtension);
+  }
+  if (const char* e = std::getenv("ZEX_WAIT"); e && std::strcmp(e, "events") == 0) w.host_synchronize = nullptr;
+  return w;
+}
+
 const char* no_driver_advice() {
   return "No Level Zero driver could be loaded. Install Intel's GPU driver (Debian/Ubuntu packages "
          "intel-level-zero-gpu or libze-intel-gpu1, from Intel's compute-runtime), or use zex's CPU "
@@ -52,7 +100,13 @@ ContextState::ContextState(ze_driver_handle_t driver, ze_context_handle_t contex
   std::vector<ze_device_handle_t> hs(n);
   if (n) check(zeDeviceGet(driver, &n, hs.data()), "zeDeviceGet", "listing the driver's devices");
   devices_.reserve(n);  // DeviceInfo pointers handed out must never move
-  for (uint32_t i = 0; i < n; ++i) devices_.push_back(describe(hs[i], context));
+  const WaitSupport w = wait_support(driver);
+  for (uint32_t i = 0; i < n; ++i) {
+    devices_.push_back(describe(hs[i], context));
+    devices_.back().host_synchronize = w.host_synchronize;
+    devices_.back().list_flags = w.list_flags;
+    devices_.back().lists_in_order = w.in_order;
+  }
 }
 
 ContextState::~ContextState() {

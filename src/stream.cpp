@@ -3,6 +3,7 @@
 // that cannot be made. The launch and synchronize paths are inline in <zex/stream.hpp>.
 #include <zex/stream.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -246,18 +247,34 @@ void Stream::Impl::throw_concurrent_use() {
 
 void Stream::throw_moved_from() { throw std::logic_error("zex: use of a moved-from zex::Stream"); }
 
+void Stream::throw_null_event(const char* what) {
+  throw std::invalid_argument(std::string("zex: Stream::") + what + "() was given a null event handle");
+}
+
 Stream::Impl::Impl(const Device& d) : dev(d), pool(&d.slab_pool()) {
   EnvLevel env = read_env_level();
   env_level = env.level;
   env_error = std::move(env.error);
+  const detail::DeviceInfo& info = d.info();
+  host_sync = info.lists_in_order ? info.host_synchronize : nullptr;
+  chain = !info.lists_in_order;
   slot = pool->acquire();
-  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, d.compute_ordinal(), 0, 0,
+  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, d.compute_ordinal(), 0, info.list_flags,
                              ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
   ze_result_t r = zeCommandListCreateImmediate(d.context_handle(), d.handle(), &qd, &list);
+  if (r == ZE_RESULT_ERROR_INVALID_ENUMERATION && info.list_flags != 0) {
+    // A layer or driver older than the API version the driver reported refuses the in-order flag:
+    // an ordinary list, chained through events.
+    qd.flags = 0;
+    host_sync = nullptr;
+    chain = true;
+    r = zeCommandListCreateImmediate(d.context_handle(), d.handle(), &qd, &list);
+  }
   if (r != ZE_RESULT_SUCCESS) {
     pool->release(slot);
     throw ZeError(r, "zeCommandListCreateImmediate", "creating a zex::Stream's command list");
   }
+  if (host_sync) return;
   ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, kEvents};
   ze_device_handle_t h = d.handle();
   r = zeEventPoolCreate(d.context_handle(), &pd, 1, &h, &event_pool);
@@ -269,14 +286,24 @@ Stream::Impl::Impl(const Device& d) : dev(d), pool(&d.slab_pool()) {
 }
 
 Stream::Impl::~Impl() {
-  // The slot may only go back to the pool once no kernel can write it any more.
+  // The slot may only go back to the pool once no kernel can write it any more, and the list may be
+  // destroyed only once nothing on it runs.
   bool idle = true;
   try {
+    if (unwaited_barrier) {
+      // The last command is a signal() barrier, which signals the caller's event, not one of ours: one
+      // more barrier (it waits for everything before it) that signals ours.
+      Command c;
+      c.signal = next_event();
+      check(zeCommandListAppendBarrier(list, c.signal, 0, nullptr), "zeCommandListAppendBarrier",
+            "waiting for a zex::Stream's last signal");
+      ++seq;
+    }
     if (seq != done) wait_all();
     if (SlabPool::thrown(slot)) {
       // An exception nobody synchronized for: clean the slot for its next owner, on the same path a
       // synchronize takes (reset appended before the report is cleared), then wait for the reset.
-      pool->discard(slot, list, next_event());
+      pool->discard(slot, list, host_sync ? nullptr : next_event());
       ++seq;
       wait_all();
     }
@@ -285,7 +312,7 @@ Stream::Impl::~Impl() {
   }
   for (auto e : events)
     if (e) zeEventDestroy(e);
-  zeEventPoolDestroy(event_pool);
+  if (event_pool) zeEventPoolDestroy(event_pool);
   zeCommandListDestroy(list);
   // A slot whose state is unknown (the device failed) is leaked rather than handed to a new stream
   // that a late write could corrupt.
@@ -300,28 +327,82 @@ ze_event_handle_t Stream::Impl::create_event() {
   return e;
 }
 
+void Stream::Impl::retire_oldest() {
+  // kEvents commands are pending. Wait for the one at done + kEvents/2: once it has finished, so has
+  // every command before it (the chain, or an in-order list), and each of those commands' events has
+  // been waited for by its successor, so the oldest half can be reset and reused. The newest half
+  // stays queued: the device never runs dry here.
+  constexpr uint64_t kHalf = kEvents / 2;
+  ze_result_t r = zeEventHostSynchronize(events[(done + kHalf) % kEvents], UINT64_MAX);
+  if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, "zeEventHostSynchronize", "waiting for a zex::Stream");
+  for (uint64_t q = done; q < done + kHalf; ++q)
+    check(zeEventHostReset(events[q % kEvents]), "zeEventHostReset", "resetting a zex::Stream's event");
+  done += kHalf;
+}
+
+bool Stream::Impl::query() const {
+  ze_result_t r = host_sync ? host_sync(list, 0) : zeEventQueryStatus(events[(seq - 1) % kEvents]);
+  if (r == ZE_RESULT_NOT_READY) return false;
+  check(r, host_sync ? "zeCommandListHostSynchronize" : "zeEventQueryStatus", "polling a zex::Stream");
+  return true;
+}
+
+void Stream::Impl::gather_waits(Command& c) {
+  wait_buf.assign(user_waits.begin(), user_waits.end());
+  if (c.prev) wait_buf.push_back(c.prev);
+  c.num_waits = static_cast<uint32_t>(wait_buf.size());
+  c.waits = wait_buf.data();
+}
+
+void Stream::Impl::append_signal(ze_event_handle_t event) {
+  // A barrier with wait events waits only for those (the specification), so on a chained list it
+  // waits for the newest launch, whose completion means all have finished; on an in-order list it
+  // follows everything before it anyway. Either way it holds back every later command.
+  Command c;
+  c.prev = chain ? previous_event() : nullptr;
+  wait_buf.assign(user_waits.begin(), user_waits.end());
+  if (c.prev) wait_buf.push_back(c.prev);
+  ze_result_t r = zeCommandListAppendBarrier(list, event, static_cast<uint32_t>(wait_buf.size()),
+                                             wait_buf.empty() ? nullptr : wait_buf.data());
+  if (r != ZE_RESULT_SUCCESS) throw ZeError(r, "zeCommandListAppendBarrier", "signalling an event after a zex::Stream's launches");
+  user_waits.clear();
+  if (host_sync)
+    ++seq;  // pending work: the list's host synchronize (and the destructor's) covers the barrier too
+  else
+    unwaited_barrier = true;  // no ring event follows it yet: the destructor adds one
+}
+
 void Stream::Impl::throw_bad_level(int requested) const {
   if (requested == -1) throw std::invalid_argument(env_error);
   throw std::invalid_argument("zex: LaunchConfig::debug_level is " + std::to_string(requested) +
                               "; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL)");
 }
 
+const Stream::Impl::Run* Stream::Impl::find(uint64_t id) const {
+  // Runs are in launch order; the run of `id` is the last one that starts at or before it.
+  if (id == 0 || id >= next_id) return nullptr;
+  auto it = std::upper_bound(runs.begin(), runs.end(), id, [](uint64_t v, const Run& r) { return v < r.first_id; });
+  return it == runs.begin() ? nullptr : &*(it - 1);
+}
+
 void Stream::Impl::raise() {
-  const Entry* e = find(slot.report->launch_id);
-  // The reset is a fill that signals the stream's next event: the next launch waits for it, so later
-  // launches may throw again only once the claim word is 0 again, and the next synchronize (or the
-  // destructor) waits for it too. One append.
-  ze_event_handle_t ev = next_event();
+  const Run* e = find(slot.report->launch_id);
+  // The reset is a fill: on the event path it signals the stream's next event, which the next launch
+  // waits for; on an in-order list later launches follow it anyway. So later launches may throw again
+  // only once the claim word is 0 again, and the next synchronize (or the destructor) waits for it
+  // too. One append.
+  ze_event_handle_t ev = host_sync ? nullptr : next_event();
   const int level = e ? e->level : env_level;
   const detail::KnownStrings* known = e ? e->kernel->module->known_strings(level) : nullptr;
   KernelExceptionInfo info = pool->read_and_reset(
       slot,
       [](const void* self, uint64_t id) {
-        const Entry* f = static_cast<const Impl*>(self)->find(id);
+        const Run* f = static_cast<const Impl*>(self)->find(id);
         return f ? *f->kernel->name : std::string();
       },
       this, level, list, ev, known);
   ++seq;
+  runs.clear();  // every launch has finished (the reset is zex's own command)
   throw KernelException(std::move(info));
 }
 

@@ -41,7 +41,17 @@ if(TARGET ze_zex_cpu)
 endif()
 
 # The whole suite; Tracing.*, ErrorFaults.* and NoDriver.* skip themselves here and run in their own entries below.
-zex_add_l0_test(zex_tests COMMAND zex_tests)
+# On zex-cpu, streams take the list path (host synchronize, in-order lists); zex_tests_events runs the
+# stream suites again on the event path, with zex-cpu's host synchronize switched off.
+if(ZEX_CPU_DRIVER)
+  zex_add_l0_test(zex_tests COMMAND zex_tests ENV ZEX_TEST_WAIT_PATH=list)
+  zex_add_l0_test(zex_tests_events COMMAND zex_tests --gtest_filter=Stream.*:StreamStress.*:StreamMoves.*:SlabPool.*:UniqueSlot.*
+                  ENV ZEX_CPU_NO_HOST_SYNCHRONIZE=1 ZEX_TEST_WAIT_PATH=events)
+  zex_add_l0_test(zex_tests_tracing_events COMMAND zex_tests --gtest_filter=Tracing.*
+                  ENV ZE_ENABLE_TRACING_LAYER=1 ZEX_CPU_NO_HOST_SYNCHRONIZE=1)
+else()
+  zex_add_l0_test(zex_tests COMMAND zex_tests)
+endif()
 # Again under the loader's validation layer: zex must make only valid Level Zero calls.
 zex_add_l0_test(zex_tests_validation COMMAND zex_tests --gtest_filter=-Tracing.*:NoDriver.*:ErrorFaults.*
                 ENV ${ZEX_VALIDATION_ENV})

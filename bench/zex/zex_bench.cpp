@@ -259,6 +259,158 @@ void BM_Batch32_Zex(benchmark::State& state) {
   state.counters["streams"] = double(state.range(0));
 }
 
+// --- many launches per synchronize: 2000 empty launches, one wait -----------------------------------
+//
+// The shape runtimes have (a training step, an array expression: hundreds of launches, one wait).
+// The raw baseline is the cheapest correct raw program: plain launches on one immediate list, an
+// event on the last launch only, one host wait; it sets the kernel's one argument per launch, as zex
+// does (a runtime sets arguments per launch).
+
+constexpr int kQueued = 2000;
+
+class RawQueue {
+ public:
+  explicit RawQueue(const char* kernel) {
+    auto& e = *g_env;
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, kernel};
+    zex::check(zeKernelCreate(e.mod.handle(1), &kd, &k_), "zeKernelCreate");
+    ze_result_t r = zeKernelSetIndirectAccess(
+        k_, ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST | ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE);
+    if (r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) zex::check(r, "zeKernelSetIndirectAccess");
+    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
+                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    zex::check(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list_), "zeCommandListCreateImmediate");
+    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+    ze_device_handle_t dh = e.dev.handle();
+    zex::check(zeEventPoolCreate(e.ctx.handle(), &pd, 1, &dh, &pool_), "zeEventPoolCreate");
+    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+    zex::check(zeEventCreate(pool_, &ed, &ev_), "zeEventCreate");
+    slot_ = e.dev.slab_pool().acquire();
+  }
+  ~RawQueue() {
+    zeEventDestroy(ev_);
+    zeEventPoolDestroy(pool_);
+    zeCommandListDestroy(list_);
+    zeKernelDestroy(k_);
+    g_env->dev.slab_pool().release(slot_);
+  }
+  RawQueue(const RawQueue&) = delete;
+  RawQueue& operator=(const RawQueue&) = delete;
+  ze_kernel_handle_t kernel() const { return k_; }
+
+  // The arguments before the zex_state_t are the caller's (set_prefix), set per launch as well.
+  template <class F>
+  void run(int launches, const ze_group_count_t& g, F&& set_prefix, uint32_t state_index) {
+    for (int i = 0; i < launches; ++i) {
+      set_prefix();
+      zex_state_t st = zex::SlabPool::state(slot_, ++id_);
+      zex::check(zeKernelSetArgumentValue(k_, state_index, sizeof st, &st), "zeKernelSetArgumentValue");
+      zex::check(zeCommandListAppendLaunchKernel(list_, k_, &g, i + 1 == launches ? ev_ : nullptr, 0, nullptr),
+                 "zeCommandListAppendLaunchKernel");
+    }
+    zex::check(zeEventHostSynchronize(ev_, UINT64_MAX), "zeEventHostSynchronize");
+    zex::check(zeEventHostReset(ev_), "zeEventHostReset");
+  }
+
+ private:
+  ze_kernel_handle_t k_ = nullptr;
+  ze_command_list_handle_t list_ = nullptr;
+  ze_event_pool_handle_t pool_ = nullptr;
+  ze_event_handle_t ev_ = nullptr;
+  zex::Slot slot_;
+  uint64_t id_ = 0;
+};
+
+void BM_Queued_Raw(benchmark::State& state) {
+  set_live_raw(int(state.range(0)));
+  RawQueue raw("empty");
+  zex::check(zeKernelSetGroupSize(raw.kernel(), 1, 1, 1), "zeKernelSetGroupSize");
+  const ze_group_count_t g{1, 1, 1};
+  raw.run(1, g, [] {}, 0);
+  for (auto _ : state) raw.run(kQueued, g, [] {}, 0);
+  state.SetItemsProcessed(state.iterations() * kQueued);
+  state.counters["streams"] = double(state.range(0));
+}
+
+void BM_Queued_Zex(benchmark::State& state) {
+  set_live_zex(int(state.range(0)));
+  zex::Kernel k = g_env->mod.kernel("empty");
+  zex::Stream s(g_env->dev);
+  const auto cfg = one_item();
+  s.launch(k, cfg);
+  s.synchronize();
+  for (auto _ : state) {
+    for (int i = 0; i < kQueued; ++i) s.launch(k, cfg);
+    s.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * kQueued);
+  state.counters["streams"] = double(state.range(0));
+  state.SetLabel(s.wait_path() == zex::Stream::WaitPath::kList ? "list" : "events");
+}
+
+// The same shape with a kernel zex was not tuned for: 200 saxpy launches of 4096 elements (16
+// groups of 256) with their four arguments, one wait.
+constexpr int kSaxpyLaunches = 200;
+constexpr uint32_t kSaxpyN = 4096;
+
+struct SaxpyData {
+  float* x = nullptr;
+  float* y = nullptr;
+  SaxpyData() {
+    auto& e = *g_env;
+    ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+    void* p = nullptr;
+    zex::check(zeMemAllocDevice(e.ctx.handle(), &dd, kSaxpyN * sizeof(float), 64, e.dev.handle(), &p), "zeMemAllocDevice");
+    x = static_cast<float*>(p);
+    zex::check(zeMemAllocDevice(e.ctx.handle(), &dd, kSaxpyN * sizeof(float), 64, e.dev.handle(), &p), "zeMemAllocDevice");
+    y = static_cast<float*>(p);
+  }
+  ~SaxpyData() {
+    zeMemFree(g_env->ctx.handle(), x);
+    zeMemFree(g_env->ctx.handle(), y);
+  }
+  SaxpyData(const SaxpyData&) = delete;
+  SaxpyData& operator=(const SaxpyData&) = delete;
+};
+
+void BM_QueuedSaxpy_Raw(benchmark::State& state) {
+  set_live_raw(1);
+  SaxpyData d;
+  RawQueue raw("saxpy");
+  ze_kernel_handle_t k = raw.kernel();
+  zex::check(zeKernelSetGroupSize(k, 256, 1, 1), "zeKernelSetGroupSize");
+  const ze_group_count_t g{kSaxpyN / 256, 1, 1};
+  const float a = 2.0f;
+  const uint32_t n = kSaxpyN;
+  auto args = [&] {
+    zex::check(zeKernelSetArgumentValue(k, 0, sizeof d.y, &d.y), "zeKernelSetArgumentValue");
+    zex::check(zeKernelSetArgumentValue(k, 1, sizeof d.x, &d.x), "zeKernelSetArgumentValue");
+    zex::check(zeKernelSetArgumentValue(k, 2, sizeof a, &a), "zeKernelSetArgumentValue");
+    zex::check(zeKernelSetArgumentValue(k, 3, sizeof n, &n), "zeKernelSetArgumentValue");
+  };
+  raw.run(1, g, args, 4);
+  for (auto _ : state) raw.run(kSaxpyLaunches, g, args, 4);
+  state.SetItemsProcessed(state.iterations() * kSaxpyLaunches);
+}
+
+void BM_QueuedSaxpy_Zex(benchmark::State& state) {
+  set_live_zex(1);
+  SaxpyData d;
+  zex::Kernel k = g_env->mod.kernel("saxpy");
+  zex::Stream s(g_env->dev);
+  zex::LaunchConfig cfg;
+  cfg.groups = {kSaxpyN / 256};
+  cfg.group_size = {256};
+  cfg.debug_level = 1;
+  s.launch(k, cfg, d.y, static_cast<const float*>(d.x), 2.0f, kSaxpyN);
+  s.synchronize();
+  for (auto _ : state) {
+    for (int i = 0; i < kSaxpyLaunches; ++i) s.launch(k, cfg, d.y, static_cast<const float*>(d.x), 2.0f, kSaxpyN);
+    s.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * kSaxpyLaunches);
+}
+
 // --- the wait alone, on a launch that has already run -------------------------------------------------
 
 void BM_SyncOnly_Raw(benchmark::State& state) {
@@ -424,6 +576,14 @@ BENCHMARK(BM_Batch32_Raw)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime(
 BENCHMARK(BM_Batch32_Zex)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Batch32_Raw)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Batch32_Zex)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued_Raw)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued_Zex)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued_Raw)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued_Zex)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued_Raw)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued_Zex)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_QueuedSaxpy_Raw)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_QueuedSaxpy_Zex)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_SyncOnly_Raw)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SyncOnly_Zex)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SyncToCatch_Zex)->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -457,6 +617,21 @@ int main(int argc, char** argv) {
     for (const char* n : {"1", "100", "1000"})
       ratio(("32 launches+sync zex/raw, " + std::string(n) + " streams").c_str(),
             std::string("BM_Batch32_Zex/") + n, std::string("BM_Batch32_Raw/") + n);
+    std::printf("\nQueued launches (%d per synchronize), time per launch and zex/raw (throughput = raw/zex):\n", kQueued);
+    for (const char* n : {"1", "100", "1000"}) {
+      const double z = rep.median(std::string("BM_Queued_Zex/") + n), r = rep.median(std::string("BM_Queued_Raw/") + n);
+      const double zf = rep.fastest(std::string("BM_Queued_Zex/") + n), rf = rep.fastest(std::string("BM_Queued_Raw/") + n);
+      if (z > 0 && r > 0)
+        std::printf("  %5s streams: zex %7.3f us, raw %7.3f us per launch: median %.3fx (throughput %.2f), fastest %.3fx\n", n,
+                    z / 1e3 / kQueued, r / 1e3 / kQueued, z / r, r / z, zf / rf);
+    }
+    {
+      const double z = rep.median("BM_QueuedSaxpy_Zex"), r = rep.median("BM_QueuedSaxpy_Raw");
+      const double zf = rep.fastest("BM_QueuedSaxpy_Zex"), rf = rep.fastest("BM_QueuedSaxpy_Raw");
+      if (z > 0 && r > 0)
+        std::printf("  saxpy x%d: zex %7.3f us, raw %7.3f us per launch: median %.3fx (throughput %.2f), fastest %.3fx\n",
+                    kSaxpyLaunches, z / 1e3 / kSaxpyLaunches, r / 1e3 / kSaxpyLaunches, z / r, r / z, zf / rf);
+    }
     ratio("launch+sync zex, 100 vs 1 streams", "BM_LaunchSync_Zex/100", "BM_LaunchSync_Zex/1");
     ratio("launch+sync zex, 1000 vs 1 streams", "BM_LaunchSync_Zex/1000", "BM_LaunchSync_Zex/1");
     ratio("launch+sync raw, 1000 vs 1 streams", "BM_LaunchSync_Raw/1000", "BM_LaunchSync_Raw/1");

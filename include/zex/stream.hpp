@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 
 namespace zex {
@@ -136,15 +137,24 @@ inline void set_arg(ze_kernel_handle_t k, uint32_t i, const LocalMemory& v, uint
 /// An in-order immediate command list and its report slot. Move-only. One thread uses a stream at
 /// a time; different streams may be used from different threads at once.
 ///
-/// Waiting: Debian's Level Zero loader implements API 1.4, which has no
-/// zeCommandListHostSynchronize. So each launch signals one of the stream's events (a ring of
-/// kEvents in the stream's own event pool) and waits for the previous launch's event, both as part
-/// of its one appended command; synchronize() waits on the newest event: still one host wait and no
-/// append, and the launches run in order whatever the driver's default for immediate lists.
+/// Waiting (docs/design.md, "Waiting"), chosen once per driver: where the driver offers
+/// zeCommandListHostSynchronize and in-order immediate lists, a launch appends the kernel with no
+/// event and synchronize() is one host synchronize of the list (wait_path() == WaitPath::kList).
+/// Elsewhere (Debian's loader implements API 1.4) each launch signals one of the stream's kEvents
+/// events and waits for the previous launch's, as part of its one command, and synchronize() waits
+/// on the newest event (WaitPath::kEvents). Either way: one append per launch, one wait per
+/// synchronize, nothing appended or copied when nothing threw.
 class Stream {
  public:
-  /// Creates the command list and event pool on `dev` and takes a slot from the device's slab
-  /// pool. Reads ZEX_DEBUG_LEVEL (a bad value is reported by the first launch that uses it).
+  /// How the stream waits for its launches.
+  enum class WaitPath {
+    kList,    ///< zeCommandListHostSynchronize on an in-order list; launches carry no event
+    kEvents,  ///< each launch signals an event of the stream; synchronize waits on the newest
+  };
+
+  /// Creates the command list (and, on the event path, an event pool) on `dev` and takes a slot from
+  /// the device's slab pool. Reads ZEX_DEBUG_LEVEL (a bad value is reported by the first launch that
+  /// uses it).
   /// @throws ZeError
   explicit Stream(const Device& dev);
 
@@ -199,17 +209,18 @@ class Stream {
     const uint64_t id = s.next_id;
     const zex_state_t state = SlabPool::state(s.slot, id);
     detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, detail::param_kind::kOther, *ks.name);
+    // A launch of another kernel or level than the last starts a run (reserved before the append, so
+    // that recording it after cannot fail).
+    const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level;
+    if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
     const ze_group_count_t groups{g.x, g.y, g.z};
-    ze_event_handle_t ev = s.next_event();
-    ze_event_handle_t prev = s.previous_event();
-    ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, ev, prev ? 1 : 0, prev ? &prev : nullptr);
+    Impl::Command c;
+    s.begin_command(c);
+    ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, c.signal, c.num_waits, c.waits);
     if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
-    ++s.seq;
+    s.end_command();
     ++s.next_id;
-    Impl::Entry& e = s.ring[id % kRing];
-    e.id = id;
-    e.level = level;
-    e.kernel = kernel.state_;
+    if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_});
   }
 
   /// Waits for everything launched so far (one host wait). If a work-item threw, decodes the
@@ -220,7 +231,7 @@ class Stream {
     Impl& s = live();
     Impl::Use use(s);
     if (s.seq != s.done) s.wait_all();
-    if (__builtin_expect(SlabPool::thrown(s.slot), 0)) s.raise();
+    s.after_wait();
   }
 
   /// synchronize() that gives up after `timeout` (any std::chrono::duration): false if the stream's
@@ -237,28 +248,59 @@ class Stream {
     return synchronize_for_ns(ns <= 0 ? 0 : ns >= 1.8e19L ? UINT64_MAX - 1 : static_cast<uint64_t>(ns));
   }
 
-  /// True if every launch so far has finished: one zeEventQueryStatus on the newest launch's event,
-  /// no wait. It does not look for exceptions; synchronize() does (and then returns at once).
+  /// synchronize_for() with the timeout in nanoseconds (UINT64_MAX: no timeout).
+  /// @throws KernelException; ZeError if the wait fails
+  bool synchronize_for_ns(uint64_t timeout_ns) {
+    Impl& s = live();
+    Impl::Use use(s);
+    if (s.seq != s.done && !s.wait_all(timeout_ns)) return false;
+    s.after_wait();
+    return true;
+  }
+
+  /// True if every launch so far has finished, without waiting (a zeCommandListHostSynchronize with
+  /// timeout 0, or a zeEventQueryStatus on the newest launch's event). It does not look for
+  /// exceptions; synchronize() does (and then returns at once).
   /// @throws ZeError if the query fails
   bool ready() const {
     Impl& s = live();
     Impl::Use use(s);
-    ze_event_handle_t e = s.previous_event();
-    if (!e) return true;
-    ze_result_t r = zeEventQueryStatus(e);
-    if (r == ZE_RESULT_NOT_READY) return false;
-    check(r, "zeEventQueryStatus", "polling a zex::Stream");
-    return true;
+    return s.seq == s.done || s.query();
+  }
+
+  /// Makes every later launch of the stream (and its other commands) wait for `event`, signalled by
+  /// the runtime's own work: the event joins the wait list of the stream's next command, so this
+  /// appends nothing. The event must stay valid until that command has run.
+  /// @throws std::invalid_argument if `event` is null; std::bad_alloc
+  void wait(ze_event_handle_t event) {
+    Impl& s = live();
+    Impl::Use use(s);
+    if (__builtin_expect(event == nullptr, 0)) throw_null_event("wait");
+    s.user_waits.push_back(event);
+  }
+
+  /// Signals `event` once everything launched on the stream so far has finished: one barrier appended
+  /// (which also carries any event given to wait()). For ordering the runtime's own work after the
+  /// stream's.
+  /// @throws std::invalid_argument if `event` is null; ZeError if the append fails
+  void signal(ze_event_handle_t event) {
+    Impl& s = live();
+    Impl::Use use(s);
+    if (__builtin_expect(event == nullptr, 0)) throw_null_event("signal");
+    s.append_signal(event);
   }
 
   /// The raw command list (an immediate list), for interop. Work you append to it yourself is
-  /// ordered with the stream's launches; synchronize() waits only for the stream's own launches,
-  /// so wait for your work with your own event.
+  /// ordered with the stream's launches only on the list path (an in-order list); synchronize() waits
+  /// only for the stream's own launches there too on the event path. To order your work, use wait()
+  /// and signal().
   ze_command_list_handle_t handle() const noexcept { return s_ ? s_->list : nullptr; }
   /// The stream's slot (lower-level API).
   const Slot& slot() const { return live().slot; }
   /// The device the stream runs on.
   const Device& device() const { return live().dev; }
+  /// How this stream waits (chosen from what the driver offers; ZEX_WAIT=events forces kEvents).
+  WaitPath wait_path() const { return live().host_sync ? WaitPath::kList : WaitPath::kEvents; }
   /// The debug level launches with debug_level = -1 use (from ZEX_DEBUG_LEVEL when the stream was
   /// created).
   /// @throws std::invalid_argument if ZEX_DEBUG_LEVEL was invalid
@@ -266,56 +308,81 @@ class Stream {
   /// Id the next launch gets (launch ids count from 1 per stream).
   uint64_t next_launch_id() const { return live().next_id; }
 
-  /// synchronize_for() with the timeout in nanoseconds (UINT64_MAX: no timeout).
-  /// @throws KernelException; ZeError if the wait fails
-  bool synchronize_for_ns(uint64_t timeout_ns) {
-    Impl& s = live();
-    Impl::Use use(s);
-    if (s.seq != s.done && !s.wait_all(timeout_ns)) return false;
-    if (__builtin_expect(SlabPool::thrown(s.slot), 0)) s.raise();
-    return true;
-  }
-
-  /// How many launches back the stream remembers which kernel a launch id belongs to; an exception
-  /// from an older launch (more than this many launches without synchronize) names no kernel.
-  static constexpr size_t kRing = 64;
-  /// Events per stream: launches in flight beyond this many make launch() wait for the oldest.
+  /// Events per stream on the event path: with this many launches in flight, a launch first waits
+  /// for the oldest half of them (the device keeps the newest half queued).
   static constexpr uint32_t kEvents = 64;
 
  private:
   struct Impl {
-    struct Entry {
-      uint64_t id = 0;
-      int level = 1;
-      std::shared_ptr<Kernel::State> kernel;  // keeps the kernel and its module alive
+    // The launches since the last synchronize, one entry per run of launches of the same kernel at
+    // the same level: names the kernel of any launch id for the exception, and keeps each kernel
+    // (and its module) alive until the stream has synchronized past its launches.
+    struct Run {
+      uint64_t first_id;
+      int level;
+      std::shared_ptr<Kernel::State> kernel;
+    };
+    // The signal and waits of the next appended command.
+    struct Command {
+      ze_event_handle_t signal = nullptr;
+      ze_event_handle_t prev = nullptr;
+      uint32_t num_waits = 0;
+      ze_event_handle_t* waits = nullptr;
     };
 
     Device dev;
     SlabPool* pool;
     Slot slot;
     ze_command_list_handle_t list = nullptr;
-    ze_event_pool_handle_t event_pool = nullptr;
+    detail::ze_newer::CommandListHostSynchronizeFn host_sync = nullptr;  // non-null: the list path
+    ze_event_pool_handle_t event_pool = nullptr;                        // the event path only
+    bool chain = true;              // event path on a list not known in order: each command waits for the last
+    bool unwaited_barrier = false;  // event path: a signal() barrier no ring event follows yet
     std::array<ze_event_handle_t, kEvents> events{};
-    uint64_t seq = 0;   // signals appended so far; the next one uses events[seq % kEvents]
-    uint64_t done = 0;  // signals waited for and reset: [done, seq) are pending
+    // Commands appended so far and commands known finished: [done, seq) may still run. On the event
+    // path every command signals events[seq % kEvents]; [done, seq) are the unreset events.
+    uint64_t seq = 0;
+    uint64_t done = 0;
     uint64_t next_id = 1;
     int env_level = 1;      // ZEX_DEBUG_LEVEL when the stream was created
     std::string env_error;  // why ZEX_DEBUG_LEVEL was not a level, if it was not
-    std::array<Entry, kRing> ring{};
+    std::vector<Run> runs;
+    std::vector<ze_event_handle_t> user_waits;  // from wait(): joins the next command
+    std::vector<ze_event_handle_t> wait_buf;    // that command's wait list, when it has them
 
     explicit Impl(const Device& d);
     Impl(const Impl&) = delete;
     Impl& operator=(const Impl&) = delete;
     ~Impl();
 
-    // The event for the next signaling command. With kEvents signals pending, first waits for all
-    // of them: an event may be reset only once the command that waits for it has run.
+    void begin_command(Command& c) {
+      if (!host_sync) {
+        c.signal = next_event();
+        c.prev = chain ? previous_event() : nullptr;
+        if (c.prev) {
+          c.num_waits = 1;
+          c.waits = &c.prev;
+        }
+      }
+      if (__builtin_expect(!user_waits.empty(), 0)) gather_waits(c);
+    }
+    void end_command() noexcept {
+      ++seq;
+      unwaited_barrier = false;
+      if (__builtin_expect(!user_waits.empty(), 0)) user_waits.clear();
+    }
+    void gather_waits(Command& c);
+    void append_signal(ze_event_handle_t event);
+
+    // The event for the next signaling command. With kEvents pending, first waits for the oldest
+    // half of them.
     ze_event_handle_t next_event() {
-      if (__builtin_expect(seq - done >= kEvents, 0)) wait_all();
+      if (__builtin_expect(seq - done >= kEvents, 0)) retire_oldest();
       ze_event_handle_t e = events[seq % kEvents];
       return __builtin_expect(e != nullptr, 1) ? e : create_event();
     }
     ze_event_handle_t create_event();
+    void retire_oldest();
 
     // The newest pending signal, which the next command waits for (chaining the stream in order), or
     // nullptr when everything has been waited for.
@@ -323,10 +390,19 @@ class Stream {
       return seq != done ? events[(seq - 1) % kEvents] : nullptr;
     }
 
-    // Waits for every pending signal: one host wait on the newest. Each command waited for the one
-    // before it, so the newest's completion means all have run (and observed their waits), and every
-    // pending event can be reset. False if `timeout_ns` passed first (nothing changed).
+    // Waits for every command appended so far: one host synchronize of the list, or one wait on the
+    // newest event (each command waited for the one before it, so its completion means all have run
+    // and observed their waits, and every pending event can be reset). False if `timeout_ns` passed
+    // first (nothing changed).
     bool wait_all(uint64_t timeout_ns = UINT64_MAX) {
+      if (host_sync) {
+        ze_result_t r = host_sync(list, timeout_ns);
+        if (r == ZE_RESULT_NOT_READY && timeout_ns != UINT64_MAX) return false;
+        if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0))
+          detail::throw_ze_error(r, "zeCommandListHostSynchronize", "waiting for a zex::Stream");
+        done = seq;
+        return true;
+      }
       ze_event_handle_t last = events[(seq - 1) % kEvents];
       ze_result_t r = zeEventHostSynchronize(last, timeout_ns);
       if (r == ZE_RESULT_NOT_READY && timeout_ns != UINT64_MAX) return false;
@@ -337,6 +413,14 @@ class Stream {
       done = seq;
       return true;
     }
+
+    // Everything has finished: raise if a work-item threw, else forget the runs.
+    void after_wait() {
+      if (__builtin_expect(SlabPool::thrown(slot), 0)) raise();
+      if (!runs.empty()) runs.clear();
+    }
+
+    bool query() const;
 
     // One thread at a time (docs/design.md, "Streams"): a second thread's call is refused with
     // std::logic_error before it touches anything, so the stream stays usable. One atomic exchange
@@ -360,10 +444,7 @@ class Stream {
     }
     [[noreturn]] void throw_bad_level(int requested) const;
 
-    const Entry* find(uint64_t id) const {
-      const Entry& e = ring[id % kRing];
-      return e.id == id && e.kernel ? &e : nullptr;
-    }
+    const Run* find(uint64_t id) const;
 
     [[noreturn]] void raise();
   };
@@ -373,6 +454,7 @@ class Stream {
     return *s_;
   }
   [[noreturn]] static void throw_moved_from();
+  [[noreturn]] static void throw_null_event(const char* what);
 
   static void set_group_size(Kernel::Level& l, const Dim3& g, const std::string& name) {
     ze_result_t r = zeKernelSetGroupSize(l.kernel, g.x, g.y, g.z);

@@ -11,3 +11,15 @@ __kernel void touch(__global volatile uint* flag, uint token, zex_state_t zex) {
 __kernel void throw_now(uint token, zex_state_t zex) {
   if (get_global_id(0) == 0) ZEX_THROW(zex, "BenchError", "thrown by the benchmark");
 }
+
+// An empty kernel: the queued-launch benchmark measures the launch pipeline alone.
+__kernel void empty(zex_state_t zex) {}
+
+// A kernel as a user writes it, not tuned for zex: y = a*x + y over n elements with one bounds check,
+// launched on whole work-groups that may overshoot n.
+__kernel void saxpy(__global float* y, __global const float* x, float a, uint n, zex_state_t zex) {
+  size_t i = get_global_id(0);
+  if (i >= n) return;
+  ZEX_CHECK_BOUNDS(zex, i, n);
+  y[i] = a * x[i] + y[i];
+}
