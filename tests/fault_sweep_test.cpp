@@ -455,7 +455,6 @@ std::string judge(const Child& c, int* fired_count) {
     return "ZeError(zeInit, " + rounds[0].result + ") in all " + std::to_string(rounds.size()) +
            " rounds: the loader drops a driver whose first zeInit failed (known, not zex's)";
   }
-  if (log != expected_line) return fail("ZEX_CPU_FAIL_LOG is '" + log + "', expected '" + expected_line + "'");
   for (size_t i = 0; i < k; ++i)
     if (!is_ok(rounds[i])) return fail("round before the fault not clean");
   const ParsedRound& f = rounds[k];
