@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -26,7 +27,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -568,15 +568,21 @@ TEST(FaultSweep, EveryCallAt1st2nd3rd) {
 // The sweep's list must be the calls zex makes: a new call in include/zex or src fails here until it
 // is added to kEntries (with its documented outcome), and a call zex no longer makes must leave it.
 TEST(SweepList, CoversEveryCallZexMakes) {
-  const std::regex call(R"(\bze[A-Z][A-Za-z]+\()");
+  // `\bze[A-Z][A-Za-z]+\(` scanned by hand: std::regex draws -Wmaybe-uninitialized from GCC 12's
+  // own headers in the sanitizer build.
+  auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto is_alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   std::set<std::string> used;
   for (const char* sub : {"include/zex", "src"}) {
     for (auto& p : std::filesystem::recursive_directory_iterator(std::string(ZEX_SOURCE_DIR) + "/" + sub)) {
       if (!p.is_regular_file()) continue;
       const std::string text = read_all(p.path().string());
-      for (auto it = std::sregex_iterator(text.begin(), text.end(), call); it != std::sregex_iterator(); ++it) {
-        std::string m = it->str();
-        used.insert(m.substr(0, m.size() - 1));
+      for (size_t i = text.find("ze"); i != std::string::npos; i = text.find("ze", i + 1)) {
+        if (i > 0 && is_ident(text[i - 1])) continue;
+        if (i + 2 >= text.size() || !std::isupper(static_cast<unsigned char>(text[i + 2]))) continue;
+        size_t j = i + 3;
+        while (j < text.size() && is_alpha(text[j])) ++j;
+        if (j < text.size() && text[j] == '(') used.insert(text.substr(i, j - i));
       }
     }
   }
