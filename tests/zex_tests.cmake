@@ -64,6 +64,12 @@ if(ZEX_CPU_DRIVER)
                     ENV ZEX_TEST_FAULT=${name} ZEX_CPU_FAIL=${rule})
   endforeach()
 endif()
+# ZEX_SANITIZE=thread (make test-tsan, ctest -L threads): the suites that run zex from several threads.
+if(ZEX_SANITIZE_MODE STREQUAL "thread")
+  zex_add_l0_test(zex_tests_threads COMMAND zex_tests
+    --gtest_filter=*Thread*:*Concurren*)
+  set_tests_properties(zex_tests_threads PROPERTIES LABELS threads)
+endif()
 # No driver at all: the loader is pointed at a file that does not exist.
 add_test(NAME zex_tests_no_driver COMMAND zex_tests --gtest_filter=NoDriver.*)
 set_tests_properties(zex_tests_no_driver PROPERTIES
