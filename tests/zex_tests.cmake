@@ -79,6 +79,12 @@ if(ZEX_CPU_DRIVER)
   zex_add_l0_test(zex_fault_sweep COMMAND zex_fault_sweep
                   ENV ZEX_TEST_SWEEP=1 ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep.md)
 endif()
+# ZEX_SANITIZE=thread (make test-tsan, ctest -L threads): the suites that run zex from several threads.
+if(ZEX_SANITIZE_MODE STREQUAL "thread")
+  zex_add_l0_test(zex_tests_threads COMMAND zex_tests
+    --gtest_filter=*Thread*:*Concurren*:StreamStress.*)
+  set_tests_properties(zex_tests_threads PROPERTIES LABELS threads)
+endif()
 # No driver at all: the loader is pointed at a file that does not exist.
 add_test(NAME zex_tests_no_driver COMMAND zex_tests --gtest_filter=NoDriver.*)
 set_tests_properties(zex_tests_no_driver PROPERTIES
