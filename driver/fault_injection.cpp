@@ -16,13 +16,30 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <memory>
 #include <string>
 #include <utility>
+#include <unistd.h>
 #include <vector>
 
 namespace zexcpu {
 namespace {
+
+/// ZEX_CPU_FAIL_LOG=<file>: one line is appended per injected failure, so that a test can tell a rule
+/// that fired from one whose n-th call never came (a swallowed failure is otherwise invisible). One
+/// write(2) on an O_APPEND descriptor per line: lines of concurrent calls never interleave.
+void log_fired(const std::string& entry, uint64_t call, ze_result_t r) {
+  const char* path = std::getenv("ZEX_CPU_FAIL_LOG");
+  if (path == nullptr || *path == '\0') return;
+  int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const char* name = result_name(r);
+  std::string line = entry + ":" + std::to_string(call) + ":" + (name ? name : "?") + "\n";
+  ssize_t n = ::write(fd, line.data(), line.size());
+  (void)n;  // best effort: a test that needs the line fails on its absence
+  ::close(fd);
+}
 
 /// The rules for one entry point; its calls share one counter.
 struct Entry {
@@ -125,6 +142,7 @@ bool should_fail(const char* entry, ze_result_t* result) {
     for (const auto& [n, r] : e->fail_at)
       if (n == call) {
         *result = r;
+        log_fired(e->name, call, r);
         return true;
       }
     return false;

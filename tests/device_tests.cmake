@@ -53,7 +53,8 @@ if(ZEX_INSTALL)
     -DGENERATOR=${CMAKE_GENERATOR}
     -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
     -DC_COMPILER=${CMAKE_C_COMPILER}
-    -DKERNELS=${ZEX_TEST_USER_SPV})
+    -DKERNELS=${ZEX_TEST_USER_SPV}
+    "-DSANITIZE_FLAGS=${ZEX_SANITIZE_FLAGS}")   # the consumer is built with zex's sanitizers, if any
   add_test(NAME package_test
     COMMAND ${CMAKE_COMMAND} -DMODE=build ${ZEX_PACKAGE_ARGS}
             -P ${CMAKE_CURRENT_SOURCE_DIR}/package/run_package_test.cmake)

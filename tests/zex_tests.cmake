@@ -74,6 +74,27 @@ if(ZEX_CPU_DRIVER)
                     ENV ZEX_TEST_FAULT=${name} ZEX_CPU_FAIL=${rule})
   endforeach()
 endif()
+# The fault-injection sweep (docs/reliability.md): every Level Zero call zex makes fails at its 1st,
+# 2nd and 3rd call, one child process per rule; zex-cpu only (ZEX_CPU_FAIL). Its own binary, so that
+# the children it re-executes load no other suite, and the full zex_tests runs never start it.
+if(ZEX_CPU_DRIVER)
+  add_executable(zex_fault_sweep fault_sweep_test.cpp)
+  add_dependencies(zex_fault_sweep zex_test_kernels ze_zex_cpu)
+  target_compile_definitions(zex_fault_sweep PRIVATE
+    ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
+    ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}"
+    ZEX_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_libraries(zex_fault_sweep PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
+  zex_target_warnings(zex_fault_sweep)
+  zex_add_l0_test(zex_fault_sweep COMMAND zex_fault_sweep
+                  ENV ZEX_TEST_SWEEP=1 ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep.md)
+endif()
+# ZEX_SANITIZE=thread (make test-tsan, ctest -L threads): the suites that run zex from several threads.
+if(ZEX_SANITIZE_MODE STREQUAL "thread")
+  zex_add_l0_test(zex_tests_threads COMMAND zex_tests
+    --gtest_filter=*Thread*:*Concurren*:StreamStress.*)
+  set_tests_properties(zex_tests_threads PROPERTIES LABELS threads)
+endif()
 # No driver at all: the loader is pointed at a file that does not exist.
 add_test(NAME zex_tests_no_driver COMMAND zex_tests --gtest_filter=NoDriver.*)
 set_tests_properties(zex_tests_no_driver PROPERTIES

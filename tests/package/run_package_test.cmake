@@ -16,9 +16,12 @@ if(MODE STREQUAL "build")
   endif()
   zex_run("cmake --install" ${CMAKE_COMMAND} --install ${ZEX_BUILD_DIR} --prefix ${STAGE} ${config_args})
 
-  # Only the stage: no user or system package registry, no zex_DIR from a cache.
+  # Only the stage: no user or system package registry, no zex_DIR from a cache. SANITIZE_FLAGS (a
+  # ZEX_SANITIZE build): the installed libzex is sanitized and static, so the consumer needs the
+  # sanitizer's runtime too, and its process later loads the sanitized zex-cpu.
   zex_run("configure the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BUILD}
-      -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release
+      -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS}"
+      "-DCMAKE_C_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SANITIZE_FLAGS}"
       -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER}
       -DCMAKE_PREFIX_PATH=${STAGE} -DZEX_STAGE=${STAGE}
       -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
@@ -46,8 +49,8 @@ if(MODE STREQUAL "build")
     if(NOT EXISTS "${spv}")
       message(FATAL_ERROR "pkg-config zex: devicelibrary '${spv}' does not exist")
     endif()
-    separate_arguments(flag_list UNIX_COMMAND "${flags}")
-    zex_run("c++ with pkg-config zex (${flags})" ${CXX_COMPILER} -std=c++17
+    separate_arguments(flag_list UNIX_COMMAND "${flags} ${SANITIZE_FLAGS}")
+    zex_run("c++ with pkg-config zex (${flags} ${SANITIZE_FLAGS})" ${CXX_COMPILER} -std=c++17
         "-DZEX_CONSUMER_DEVICE_SPV=\"${spv}\"" ${CONSUMER_SOURCE}/consumer.cpp ${flag_list}
         -o ${CONSUMER_BUILD}/consumer_pkgconfig)
     zex_run("consumer_pkgconfig abi" ${CONSUMER_BUILD}/consumer_pkgconfig abi)

@@ -26,10 +26,20 @@ class HelperList {
   HelperList(const HelperList&) = delete;
   HelperList& operator=(const HelperList&) = delete;
   ~HelperList() {
+    // Copies a failed drain left unwaited may still write the staging buffer: wait for them, and if
+    // that fails too, leave the buffer to them (leaked) rather than free it under a queued copy.
+    bool idle = !unwaited_;
+    if (!idle && list_) {
+      try {
+        drain("destroying zex's helper command list");
+        idle = true;
+      } catch (...) {
+      }
+    }
     if (event_) zeEventDestroy(event_);
     if (events_) zeEventPoolDestroy(events_);
     if (list_) zeCommandListDestroy(list_);
-    if (staging_) zeMemFree(ctx_, staging_);
+    if (staging_ && idle) zeMemFree(ctx_, staging_);
   }
 
   /// The list; created on the first call.
@@ -64,15 +74,37 @@ class HelperList {
   /// on it, and its reset (API 1.4, Debian's loader, has no zeCommandListHostSynchronize).
   /// @throws ZeError naming the call that failed; `what` says what zex was doing
   void drain(const char* what) {
+    unwaited_ = true;  // until the wait below returns, what was appended may still run
+    // A drain whose wait or reset failed after its barrier was appended left the event signalled (or
+    // about to be): this drain's wait would then return at once, before the commands it is meant to
+    // wait for have run (a string read would see the staging buffer's old bytes). So wait for that
+    // barrier and reset the event first.
+    if (event_stale_) {
+      check(zeEventHostSynchronize(event_, UINT64_MAX), "zeEventHostSynchronize", what);
+      check(zeEventHostReset(event_), "zeEventHostReset", what);
+      event_stale_ = false;
+    }
     check(zeCommandListAppendBarrier(list_, event_, 0, nullptr), "zeCommandListAppendBarrier", what);
+    event_stale_ = true;
     check(zeEventHostSynchronize(event_, UINT64_MAX), "zeEventHostSynchronize", what);
+    unwaited_ = false;
     check(zeEventHostReset(event_), "zeEventHostReset", what);
+    event_stale_ = false;
   }
 
   /// A host-USM buffer of at least `bytes`, grown on the throw path only and kept, so repeated
   /// exceptions allocate nothing. nullptr if the allocation failed.
   void* staging(size_t bytes) noexcept {
     if (bytes <= staging_size_) return staging_;
+    if (staging_ && unwaited_) {
+      // A failed drain left copies into this buffer unwaited: wait for them before freeing it, or
+      // leave it to them (leaked) if that fails; a queued copy must never write freed memory.
+      try {
+        drain("replacing zex's staging buffer");
+      } catch (...) {
+        staging_ = nullptr;
+      }
+    }
     if (staging_) zeMemFree(ctx_, staging_);
     staging_ = nullptr;
     staging_size_ = 0;
@@ -93,6 +125,8 @@ class HelperList {
   ze_command_list_handle_t list_ = nullptr;
   ze_event_pool_handle_t events_ = nullptr;
   ze_event_handle_t event_ = nullptr;
+  bool event_stale_ = false;  // a barrier signals (or signalled) event_ and nobody reset it since
+  bool unwaited_ = false;     // a drain failed: commands appended before it may still be running
   void* staging_ = nullptr;
   size_t staging_size_ = 0;
 };
