@@ -35,7 +35,7 @@ class Launch final : public LaunchCommand {
   Launch& operator=(const Launch&) = delete;
 
   ze_result_t run(cl_command_queue queue) override {
-    ze_result_t r = enqueue(queue);
+    ze_result_t r = enqueue(queue, nullptr);
     if (r != ZE_RESULT_SUCCESS) return r;
     cl_int err = clFinish(queue);
     if (err != CL_SUCCESS) return cl_to_ze(err);
@@ -43,7 +43,8 @@ class Launch final : public LaunchCommand {
     return ZE_RESULT_SUCCESS;
   }
 
-  ze_result_t enqueue(cl_command_queue queue) override {
+  ze_result_t enqueue(cl_command_queue queue, cl_event* done) override {
+    if (done != nullptr) *done = nullptr;
     // An indirect launch reads its group count now: earlier commands of the list may have written it.
     const ze_group_count_t groups = indirect_ ? *indirect_ : groups_;
     if (groups.groupCountX == 0 || groups.groupCountY == 0 || groups.groupCountZ == 0)
@@ -65,7 +66,8 @@ class Launch final : public LaunchCommand {
       if (first) cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->name);
       err = apply_args();
       if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(queue, cl_->kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
+        err = clEnqueueNDRangeKernel(queue, cl_->kernel, dims, nullptr, global, local, 0, nullptr, done);
+      if (err != CL_SUCCESS && done != nullptr) *done = nullptr;  // nothing enqueued, nothing to wait for
       if (first) {
         if (err == CL_SUCCESS) {
           seen.push_back(g);
