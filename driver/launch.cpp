@@ -65,6 +65,7 @@ class Launch final : public LaunchCommand {
       bool first = std::find(seen.begin(), seen.end(), g) == seen.end();
       if (first) cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->name);
       err = apply_args();
+      if (err == CL_SUCCESS && local_bytes() > limits().local_mem) err = CL_OUT_OF_RESOURCES;
       if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(queue, cl_->kernel, dims, nullptr, global, local, 0, nullptr, done);
       if (err != CL_SUCCESS && done != nullptr) *done = nullptr;  // nothing enqueued, nothing to wait for
@@ -95,6 +96,20 @@ class Launch final : public LaunchCommand {
   }
 
  private:
+  // The local memory the kernel's local-buffer arguments take together, each rounded up as PoCL places them
+  // (128-byte aligned). Each fits on its own (zeKernelSetArgumentValue checks), but PoCL 3.1 aborts the process
+  // (an assertion in pthread_utils.c) when they do not fit together; the launch fails instead.
+  size_t local_bytes() const {
+    size_t total = 0;
+    for (const ArgSlot& s : layout_->slots) {
+      if (s.kind != ArgKind::Local) continue;
+      size_t bytes;
+      memcpy(&bytes, blob_.data() + s.offset, sizeof bytes);
+      total += (bytes + 127) / 128 * 128;
+    }
+    return total;
+  }
+
   // Called with cl_->mu held: sets on the cl_kernel only the arguments that differ from what is set.
   cl_int apply_args() {
     bool all = !cl_->applied_valid;

@@ -360,8 +360,14 @@ class Worker {
   void retire(Retirement& r) {
     ze_result_t err = r.error;
     if (r.event != nullptr) {
-      // Also flushes the queue, so PoCL runs what was enqueued even if nothing else waits on it.
-      if (clWaitForEvents(1, &r.event) != CL_SUCCESS && err == ZE_RESULT_SUCCESS) err = ZE_RESULT_ERROR_DEVICE_LOST;
+      // Completed already (the common case in a stream of short launches)? Then no clWaitForEvents, whose
+      // flush of the queue would wake PoCL's threads for nothing. Otherwise wait: the flush makes PoCL run
+      // what was enqueued even if nothing else ever waits on it. A negative status is a failed command.
+      cl_int status = CL_QUEUED;
+      if (clGetEventInfo(r.event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+        status = CL_QUEUED;
+      if (status > CL_COMPLETE && clWaitForEvents(1, &r.event) != CL_SUCCESS) status = -1;
+      if (status < CL_COMPLETE && err == ZE_RESULT_SUCCESS) err = ZE_RESULT_ERROR_DEVICE_LOST;
       clReleaseEvent(r.event);
       r.event = nullptr;
     }

@@ -519,3 +519,36 @@ TEST_F(CommandList, InOrderFlagsAccepted) {
   ze_command_list_handle_t bad = nullptr;
   EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ENUMERATION, zeCommandListCreateImmediate(context, device, &qd, &bad));
 }
+
+// A launch that cannot run (its local buffers exceed the device's local memory together, which only the
+// launch can tell) still signals its event, so nothing waits forever, and its error comes back from the next
+// synchronization of its queue, once; a synchronous immediate list returns it from the append.
+TEST_F(CommandList, FailedLaunchSignalsAndReportsItsError) {
+  ze_kernel_handle_t k = kernel(module("pipeline"), "two_locals");
+  ASSERT_NE(k, nullptr);
+  ze_device_compute_properties_t cp = {};
+  cp.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+  ZE_OK(zeDeviceGetComputeProperties(device, &cp));
+  auto* out = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  ZE_OK(set_ptr(k, 0, out));
+  ZE_OK(zeKernelSetArgumentValue(k, 1, cp.maxSharedLocalMemory, nullptr));
+  ZE_OK(zeKernelSetArgumentValue(k, 2, cp.maxSharedLocalMemory, nullptr));
+  ze_event_pool_handle_t pool = event_pool(2);
+  ze_event_handle_t e = make_event(pool, 0), after = make_event(pool, 1);
+  ze_command_list_handle_t l = regular_list();
+  ze_command_queue_handle_t q = queue();
+  ASSERT_TRUE(e && after && l && q);
+  ze_result_t r = launch(l, k, 1, 1, e);
+  if (r != ZE_RESULT_SUCCESS) GTEST_SKIP() << "refused at append (" << zt::result_name(r) << "): nothing to propagate";
+  ZE_OK(zeCommandListAppendSignalEvent(l, after));
+  ZE_OK(zeCommandListClose(l));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+  ZE_OK(zeEventHostSynchronize(e, 60'000'000'000ull));
+  ZE_OK(zeEventHostSynchronize(after, 60'000'000'000ull));
+  ze_result_t first = zeCommandQueueSynchronize(q, 60'000'000'000ull);
+  EXPECT_NE(zt::result_name(first), zt::result_name(ZE_RESULT_SUCCESS)) << "the failed launch's error is lost";
+  EXPECT_ZE_OK(zeCommandQueueSynchronize(q, 60'000'000'000ull)) << "an error is reported once";
+  ze_command_list_handle_t sync = immediate_list(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_NE(zt::result_name(launch(sync, k, 1, 1)), zt::result_name(ZE_RESULT_SUCCESS));
+}

@@ -14,3 +14,11 @@ kernel void wait_for_host(global volatile int* started, global volatile int* go)
   while (*go == 0) {
   }
 }
+
+// Two local buffers: given each the device's whole local memory, the launch cannot run (error propagation).
+kernel void two_locals(global int* out, local int* a, local int* b) {
+  a[0] = 1;
+  b[0] = 2;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[get_global_id(0)] = a[0] + b[0];
+}
