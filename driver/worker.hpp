@@ -191,13 +191,14 @@ class Worker {
         jobs_.pop_front();
       }
       bool completed = true;
+      bool counted = false;  // the job's last command counted it already (see execute)
       if (job.command) {
-        completed = execute(*job.command);
+        completed = execute(*job.command, &counted);
       } else {
         for (ze_command_list_handle_t list : job.lists)
           if (!(completed = execute_list(list))) break;
       }
-      ++unfinished_jobs_;
+      if (!counted) ++unfinished_jobs_;
       if (job.fence != nullptr && completed) {
         Retirement r;  // the fence says that everything of this execution has finished
         r.fence = job.fence;
@@ -285,8 +286,10 @@ class Worker {
 
   bool execute_list(ze_command_list_handle_t list);
 
-  /// Runs one command; false if it was abandoned because the worker is stopping.
-  bool execute(const Command& c) {
+  /// Runs one command; false if it was abandoned because the worker is stopping. With `job_done`, the
+  /// command is the whole job: a signal's Retirement then also counts the job finished (*job_done = true),
+  /// so a signalled append costs one hand-off, not a second one when the worker goes idle.
+  bool execute(const Command& c, bool* job_done = nullptr) {
     if (!c.waits.empty()) {
       bool ready = true;
       for (ze_event_handle_t e : c.waits) ready = ready && e->signalled.load(std::memory_order_acquire);
@@ -320,7 +323,13 @@ class Worker {
       record(c.body(queue_));
     }
     // Signalled even when the command failed, so that nothing waits forever on a failed command.
-    if (c.signal != nullptr) hand_off(std::move(r));
+    if (c.signal != nullptr) {
+      if (job_done != nullptr) {
+        ++unfinished_jobs_;
+        *job_done = true;
+      }
+      hand_off(std::move(r));
+    }
     return true;
   }
 

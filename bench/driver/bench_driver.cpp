@@ -306,7 +306,7 @@ void BM_SignalledPipeline2000(benchmark::State& state) {
     return 1e6 * seconds(t0, t1) / kPipelineLaunches;
   };
   if (sample(true) < 0 || sample(false) < 0) return state.SkipWithError("warm-up failed");  // PoCL compiles
-  std::vector<double> sig, unsig;
+  std::vector<double> sig, unsig, pair;
   bool sig_first = true;
   for (auto _ : state) {
     for (int side = 0; side < 2; ++side) {
@@ -315,6 +315,7 @@ void BM_SignalledPipeline2000(benchmark::State& state) {
       if (us < 0) return state.SkipWithError("launch, wait or event check failed");
       (s ? sig : unsig).push_back(us);
     }
+    pair.push_back(sig.back() / unsig.back());
     sig_first = !sig_first;
   }
   for (ze_event_handle_t e : ev) zeEventDestroy(e);
@@ -325,8 +326,9 @@ void BM_SignalledPipeline2000(benchmark::State& state) {
   state.counters["unsignalled_us_best"] = best(unsig);
   state.counters["ratio_median"] = median(sig) / median(unsig);
   state.counters["ratio_best"] = best(sig) / best(unsig);
+  state.counters["ratio_pair_median"] = median(pair);  // of each iteration's two neighbouring samples
 }
-BENCHMARK(BM_SignalledPipeline2000)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(15);
+BENCHMARK(BM_SignalledPipeline2000)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(41);
 
 /// One empty launch with a signal event + zeEventHostSynchronize + zeEventHostReset on zex-cpu, against
 /// clEnqueueNDRangeKernel + clFinish of the same kernel on PoCL directly. A sample is kLatencyBlock
@@ -359,7 +361,7 @@ void BM_EmptyLaunchLatency_ZexVsPocl(benchmark::State& state) {
     return 1e6 * seconds(t0, Clock::now()) / kLatencyBlock;
   };
   if (sample(true) < 0 || sample(false) < 0) return state.SkipWithError("warm-up failed");
-  std::vector<double> zs, cs;
+  std::vector<double> zs, cs, pair;
   bool zex_first = true;
   for (auto _ : state) {
     for (int side = 0; side < 2; ++side) {
@@ -368,6 +370,7 @@ void BM_EmptyLaunchLatency_ZexVsPocl(benchmark::State& state) {
       if (us < 0) return state.SkipWithError(zex ? "zex-cpu launch failed" : "PoCL launch failed");
       (zex ? zs : cs).push_back(us);
     }
+    pair.push_back(zs.back() / cs.back());
     zex_first = !zex_first;
   }
   state.counters["zex_us_median"] = median(zs);
@@ -376,8 +379,9 @@ void BM_EmptyLaunchLatency_ZexVsPocl(benchmark::State& state) {
   state.counters["pocl_us_best"] = best(cs);
   state.counters["ratio_median"] = median(zs) / median(cs);
   state.counters["ratio_best"] = best(zs) / best(cs);
+  state.counters["ratio_pair_median"] = median(pair);
 }
-BENCHMARK(BM_EmptyLaunchLatency_ZexVsPocl)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(15);
+BENCHMARK(BM_EmptyLaunchLatency_ZexVsPocl)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(41);
 
 // ---------------------------------------------------------------------------------------------------------
 // 2^24-element vector add: zex-cpu vs PoCL directly, interleaved in one benchmark so both see the same
