@@ -552,3 +552,34 @@ TEST_F(CommandList, FailedLaunchSignalsAndReportsItsError) {
   ASSERT_NE(sync, nullptr);
   EXPECT_NE(zt::result_name(launch(sync, k, 1, 1)), zt::result_name(ZE_RESULT_SUCCESS));
 }
+
+// Destroying an immediate list lets what was appended run (the specification forbids destroying a list the
+// device still uses, so this is the lenient path zex-cpu promises): when zeCommandListDestroy returns, every
+// launch has run and every event it signals is signalled, none left to a thread that is gone.
+TEST_F(CommandList, DestroyRetiresSignalledLaunches) {
+  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 50;
+  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
+  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  *counter = 0;
+  ZE_OK(set_ptr(k, 0, counter));
+  ZE_OK(set_ptr(k, 1, tickets));
+  ze_event_pool_handle_t pool = event_pool(n);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  ze_command_queue_desc_t qd = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, compute_ordinal(), 0, 0,
+                                ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_list_handle_t l = nullptr;
+  ZE_OK(zeCommandListCreateImmediate(context, device, &qd, &l));
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(k, 2, int(i)));
+    ZE_OK(launch(l, k, 1, 1, ev[i]));
+  }
+  ZE_OK(zeCommandListDestroy(l));
+  EXPECT_EQ(__atomic_load_n(counter, __ATOMIC_ACQUIRE), int(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_ZE_OK(zeEventQueryStatus(ev[i])) << "event " << i;
+    EXPECT_EQ(tickets[i], int(i));
+  }
+}
