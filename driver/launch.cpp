@@ -96,18 +96,19 @@ class Launch final : public LaunchCommand {
   }
 
  private:
-  // The local memory the kernel's local-buffer arguments take together, each rounded up as PoCL places them
-  // (128-byte aligned). Each fits on its own (zeKernelSetArgumentValue checks), but PoCL 3.1 aborts the process
-  // (an assertion in pthread_utils.c) when they do not fit together; the launch fails instead.
+  // The local memory the kernel's local-buffer arguments take together, placed as PoCL places them (in
+  // argument order, each starting 128-byte aligned). Each fits on its own (zeKernelSetArgumentValue checks),
+  // but PoCL 3.1 aborts the process (an assertion in pthread_utils.c) when they do not fit together; the
+  // launch fails instead.
   size_t local_bytes() const {
-    size_t total = 0;
+    size_t end = 0;
     for (const ArgSlot& s : layout_->slots) {
       if (s.kind != ArgKind::Local) continue;
       size_t bytes;
       memcpy(&bytes, blob_.data() + s.offset, sizeof bytes);
-      total += (bytes + 127) / 128 * 128;
+      end = (end + 127) / 128 * 128 + bytes;
     }
-    return total;
+    return end;
   }
 
   // Called with cl_->mu held: sets on the cl_kernel only the arguments that differ from what is set.
