@@ -26,6 +26,13 @@ namespace zexcpu {
 
 inline bool is_list(ze_command_list_handle_t h) { return h != nullptr && h->magic == kListMagic; }
 
+// The in-order flags of Level Zero 1.7 (ze_api.h v1.7: ZE_COMMAND_QUEUE_FLAG_IN_ORDER = ZE_BIT(1), "commands
+// appended to the immediate command list are executed in-order"; ZE_COMMAND_LIST_FLAG_IN_ORDER = ZE_BIT(3),
+// the same for a regular list). Debian 12's headers are 1.4, so the values live here. zex-cpu runs every list
+// and queue in order anyway (one issuing thread, one in-order OpenCL queue): accepting them honours them.
+constexpr ze_command_queue_flags_t kQueueFlagInOrder = ze_command_queue_flags_t(1) << 1;
+constexpr ze_command_list_flags_t kListFlagInOrder = ze_command_list_flags_t(1) << 3;
+
 constexpr uint32_t kMaxMode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
 constexpr uint32_t kMaxPriority = ZE_COMMAND_QUEUE_PRIORITY_PRIORITY_HIGH;
 

@@ -2,6 +2,8 @@
 // operations (kernel launches, barriers). Memory copies and fills: command_list_copy.cpp.
 #include "cmdlist_objects.hpp"
 
+#include <cstdlib>
+
 namespace zexcpu {
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags), INVALID_ARGUMENT
@@ -12,7 +14,8 @@ ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t hContext, ze_devi
   ZEXCPU_FAULT_POINT("zeCommandListCreate");
   ZEXCPU_CHECK(check_context_device(hContext, hDevice));
   if (desc == nullptr || phCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (desc->flags > 0x7) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  // RELAXED_ORDERING, MAXIMIZE_THROUGHPUT, EXPLICIT_ONLY (hints: commands run in order) and 1.7's IN_ORDER.
+  if (desc->flags & ~(ze_command_list_flags_t(0x7) | kListFlagInOrder)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (!is_context(hContext) || !is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (desc->commandQueueGroupOrdinal != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   auto* l = new (std::nothrow) _ze_command_list_handle_t;
@@ -154,7 +157,11 @@ ze_result_t ZE_APICALL zeCommandListAppendMemoryRangesBarrier(ze_command_list_ha
 }
 
 void* extension_function(const char* name) {
-  if (std::strcmp(name, "zeCommandListHostSynchronize") == 0)
+  // ZEX_CPU_NO_HOST_SYNCHRONIZE=1 hides the entry point, as a driver without it would, so that tests can
+  // cover a client's fallback path (read on each call, like ZEX_CPU_LENIENT_ADDRESS_RANGE).
+  const char* hide = std::getenv("ZEX_CPU_NO_HOST_SYNCHRONIZE");
+  bool hidden = hide != nullptr && *hide != '\0' && std::strcmp(hide, "0") != 0;
+  if (std::strcmp(name, "zeCommandListHostSynchronize") == 0 && !hidden)
     return reinterpret_cast<void*>(&zeCommandListHostSynchronize);
   return nullptr;
 }

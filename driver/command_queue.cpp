@@ -7,7 +7,7 @@ namespace zexcpu {
 /// The checks of a queue descriptor shared by zeCommandQueueCreate and zeCommandListCreateImmediate.
 ze_result_t check_queue_desc(ze_context_handle_t hContext, ze_device_handle_t hDevice,
                              const ze_command_queue_desc_t* desc) {
-  if (desc->flags & ~ze_command_queue_flags_t(ZE_COMMAND_QUEUE_FLAG_EXPLICIT_ONLY) ||
+  if (desc->flags & ~(ze_command_queue_flags_t(ZE_COMMAND_QUEUE_FLAG_EXPLICIT_ONLY) | kQueueFlagInOrder) ||
       uint32_t(desc->mode) > kMaxMode || uint32_t(desc->priority) > kMaxPriority)
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (!is_context(hContext) || !is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;

@@ -224,8 +224,19 @@ ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle_t hDriver
   if (hDriver == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (!is_driver(hDriver)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  (void)props;
-  *pCount = 0;  // no extensions are advertised
+  // What a client cannot learn from the API version (1.4, the installed headers): every immediate list
+  // and queue of zex-cpu runs in order, so it may rely on that (and ZE_COMMAND_QUEUE_FLAG_IN_ORDER of 1.7
+  // is accepted) without chaining events between consecutive commands.
+  static const ze_driver_extension_properties_t kExtensions[] = {
+      {"ZEX_CPU_in_order_immediate_lists", ZE_MAKE_VERSION(1, 0)},
+  };
+  constexpr uint32_t n = sizeof kExtensions / sizeof kExtensions[0];
+  if (*pCount == 0 || props == nullptr) {  // a count query: nothing is written
+    *pCount = n;
+    return ZE_RESULT_SUCCESS;
+  }
+  if (*pCount > n) *pCount = n;
+  for (uint32_t i = 0; i < *pCount; ++i) props[i] = kExtensions[i];
   return ZE_RESULT_SUCCESS;
 }
 

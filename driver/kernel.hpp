@@ -19,10 +19,12 @@ class LaunchCommand {
   /// (an in-order OpenCL queue owned by that worker) and returns when it has finished.
   /// Thread-safe: several workers may run launches of the same kernel at once.
   virtual ze_result_t run(cl_command_queue queue) = 0;
-  /// The first half of run(), for workers that batch launches: sets the arguments and enqueues the
-  /// kernel on `queue` without waiting. Once the kernel has finished (the worker's clFinish), the worker
-  /// calls completed(). Thread-safe like run().
-  virtual ze_result_t enqueue(cl_command_queue queue) = 0;
+  /// The first half of run(), for workers that pipeline launches: sets the arguments and enqueues the
+  /// kernel on `queue` without waiting. With `done`, also returns the kernel's OpenCL event (the caller
+  /// releases it), or nullptr when nothing was enqueued (a group count of 0): the worker signals a Level
+  /// Zero event once it is complete, without draining the queue. Once the kernel has finished, the
+  /// worker calls completed(). Thread-safe like run().
+  virtual ze_result_t enqueue(cl_command_queue queue, cl_event* done = nullptr) = 0;
   /// The second half of run(): bookkeeping after a kernel enqueued with enqueue() has finished (pins the
   /// kernel objects that hold the module's constants). Call once per successful enqueue().
   virtual void completed() = 0;

@@ -35,7 +35,7 @@ class Launch final : public LaunchCommand {
   Launch& operator=(const Launch&) = delete;
 
   ze_result_t run(cl_command_queue queue) override {
-    ze_result_t r = enqueue(queue);
+    ze_result_t r = enqueue(queue, nullptr);
     if (r != ZE_RESULT_SUCCESS) return r;
     cl_int err = clFinish(queue);
     if (err != CL_SUCCESS) return cl_to_ze(err);
@@ -43,7 +43,8 @@ class Launch final : public LaunchCommand {
     return ZE_RESULT_SUCCESS;
   }
 
-  ze_result_t enqueue(cl_command_queue queue) override {
+  ze_result_t enqueue(cl_command_queue queue, cl_event* done) override {
+    if (done != nullptr) *done = nullptr;
     // An indirect launch reads its group count now: earlier commands of the list may have written it.
     const ze_group_count_t groups = indirect_ ? *indirect_ : groups_;
     if (groups.groupCountX == 0 || groups.groupCountY == 0 || groups.groupCountZ == 0)
@@ -64,8 +65,10 @@ class Launch final : public LaunchCommand {
       bool first = std::find(seen.begin(), seen.end(), g) == seen.end();
       if (first) cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->name);
       err = apply_args();
+      if (err == CL_SUCCESS && local_bytes() > limits().local_mem) err = CL_OUT_OF_RESOURCES;
       if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(queue, cl_->kernel, dims, nullptr, global, local, 0, nullptr, nullptr);
+        err = clEnqueueNDRangeKernel(queue, cl_->kernel, dims, nullptr, global, local, 0, nullptr, done);
+      if (err != CL_SUCCESS && done != nullptr) *done = nullptr;  // nothing enqueued, nothing to wait for
       if (first) {
         if (err == CL_SUCCESS) {
           seen.push_back(g);
@@ -93,6 +96,21 @@ class Launch final : public LaunchCommand {
   }
 
  private:
+  // The local memory the kernel's local-buffer arguments take together, placed as PoCL places them (in
+  // argument order, each starting 128-byte aligned). Each fits on its own (zeKernelSetArgumentValue checks),
+  // but PoCL 3.1 aborts the process (an assertion in pthread_utils.c) when they do not fit together; the
+  // launch fails instead.
+  size_t local_bytes() const {
+    size_t end = 0;
+    for (const ArgSlot& s : layout_->slots) {
+      if (s.kind != ArgKind::Local) continue;
+      size_t bytes;
+      memcpy(&bytes, blob_.data() + s.offset, sizeof bytes);
+      end = (end + 127) / 128 * 128 + bytes;
+    }
+    return end;
+  }
+
   // Called with cl_->mu held: sets on the cl_kernel only the arguments that differ from what is set.
   cl_int apply_args() {
     bool all = !cl_->applied_valid;

@@ -1,14 +1,18 @@
 // The Worker that runs command lists and queues, and what it runs (Command, Job); used by
 // cmdlist_objects.hpp.
 //
-// Execution model: every immediate list and every command queue owns a Worker, one thread that runs
-// its jobs in submission order, and one in-order OpenCL queue on which kernel launches are enqueued.
-// So work is in order per list or queue and concurrent across lists and queues, as on a GPU with
-// several engines. Launches are enqueued without waiting (LaunchCommand::enqueue); the worker drains
-// its OpenCL queue only when something must see them finished, so a stream of launches costs one
-// clFinish, not one per launch. Copies and fills are memcpy/pattern loops on the worker: all USM is
-// host memory. A wait on events blocks the worker on a condition variable (the sharded waiters of
-// objects.hpp); nothing polls or sleeps.
+// Execution model: every immediate list and every command queue owns a Worker: one in-order OpenCL
+// queue and two threads. The *issuing* thread runs the jobs in submission order: it waits for each
+// command's wait events, enqueues kernel launches on the OpenCL queue without waiting for them
+// (LaunchCommand::enqueue), and runs copies and fills itself (memcpy/pattern loops: all USM is host
+// memory). The *retiring* thread finishes commands in the same order: the issuing thread hands it a
+// Retirement (an OpenCL event, the Level Zero event to signal, the launches to mark completed, the
+// jobs to count finished), and the retiring thread waits for the OpenCL event, then signals. So an
+// event signalled by a launch costs a hand-off, not a drain of the OpenCL queue: signalled launches
+// pipeline like unsignalled ones, as a post-sync write does on a GPU. Work is in order per list or
+// queue and concurrent across lists and queues, as on a GPU with several engines. A wait on events
+// blocks the issuing thread on a condition variable (the sharded waiters of objects.hpp); nothing
+// polls or sleeps.
 //
 // A regular list is a vector of commands, built at append time (kernel arguments are captured then,
 // as the specification says) and run, without change, by every zeCommandQueueExecuteCommandLists.
@@ -55,6 +59,19 @@ struct Job {
   ze_fence_handle_t fence = nullptr;
 };
 
+/// What the retiring thread finishes, in order: once `event` is complete (null: nothing beyond the
+/// earlier retirements), everything enqueued before it has finished, so it marks `launches` completed,
+/// signals `signal` and `fence`, and counts `jobs` finished (recording `error` first).
+struct Retirement {
+  cl_event event = nullptr;  // owned: released once waited for
+  ze_event_handle_t signal = nullptr;
+  uint64_t start_ns = 0;  // the signal's kernel timestamp start; the end is when `event` is seen complete
+  ze_fence_handle_t fence = nullptr;
+  std::vector<std::shared_ptr<LaunchCommand>> launches;
+  uint64_t jobs = 0;
+  ze_result_t error = ZE_RESULT_SUCCESS;
+};
+
 class Worker {
  public:
   Worker() { registry(this, true); }
@@ -73,7 +90,7 @@ class Worker {
     for (Worker* w : registry_set()) w->stop(/*discard=*/true);
   }
 
-  /// Queues `job`; starts the thread on first use (lists that never submit cost no thread).
+  /// Queues `job`; starts the threads on first use (lists that never submit cost no thread).
   /// Errors: ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY when no thread can be started,
   /// ZE_RESULT_ERROR_DEVICE_LOST after stop_all_workers() (the process is exiting).
   ze_result_t submit(Job&& job) {
@@ -94,8 +111,8 @@ class Worker {
     return ZE_RESULT_SUCCESS;
   }
 
-  /// Waits until every submitted job has run (timeout as host_wait). On success returns, and clears,
-  /// the first error a job met since the last call (a failed kernel launch: DEVICE_LOST-like).
+  /// Waits until every submitted job has finished (timeout as host_wait). On success returns, and
+  /// clears, the first error a job met since the last call (a failed kernel launch: DEVICE_LOST-like).
   ze_result_t wait_idle(uint64_t timeout) {
     ze_result_t r = host_wait(this, timeout, [&] { return idle(); });
     if (r != ZE_RESULT_SUCCESS) return r;
@@ -106,8 +123,8 @@ class Worker {
 
   /// Lets queued jobs run (or, with `discard`, drops those that have not started), except those
   /// still waiting on events (they are dropped: the application destroys a list or queue that the
-  /// device still references, which the specification forbids), then joins the thread.
-  /// Idempotent and thread-safe.
+  /// device still references, which the specification forbids), then joins the threads once what
+  /// was issued has retired. Idempotent and thread-safe.
   void stop(bool discard = false) {
     std::lock_guard<std::mutex> stop_lock(stop_mutex_);
     uint64_t dropped = 0;
@@ -122,7 +139,7 @@ class Worker {
     cv_.notify_all();
     abort_.store(true, std::memory_order_release);
     notify_all_waiters();  // the worker may wait on any event, in any shard
-    if (thread_.joinable()) thread_.join();
+    if (thread_.joinable()) thread_.join();  // it joins the retiring thread before it returns
     if (dropped > 0)
       change_and_notify(this, [&] { finished_.fetch_add(dropped, std::memory_order_release); });
     if (queue_ != nullptr) {
@@ -132,116 +149,247 @@ class Worker {
   }
 
  private:
-  // Launches enqueued on queue_ whose completion the worker has not seen yet: at most this many
-  // before it drains the queue (bounds the latency of a long stream of appends).
-  static constexpr size_t kMaxInFlight = 256;
+  // Unsignalled launches enqueued since the last retirement: at most this many before the issuing
+  // thread hands them to the retiring thread under a marker (so their completed() bookkeeping and
+  // the jobs they finish are not held back by a long stream of appends).
+  static constexpr size_t kMaxUnretired = 256;
+  // Launches handed to the retiring thread and not retired yet: above this many the issuing thread
+  // waits until half have retired, so PoCL's queue (and the Retirement queue) stay bounded when the
+  // application appends faster than kernels run.
+  static constexpr size_t kMaxRetiring = 1024;
 
   bool idle() const {
     return finished_.load(std::memory_order_acquire) == submitted_.load(std::memory_order_acquire);
   }
 
+  // ---- the issuing thread --------------------------------------------------------------------------
+
   void loop() {
     pthread_setname_np(pthread_self(), "zex-cpu worker");  // what debuggers and top show
     cl_int err = CL_SUCCESS;
     queue_ = clCreateCommandQueueWithProperties(platform().context, platform().device, nullptr, &err);
+    try {
+      retirer_ = std::thread([this] { retire_loop(); });
+    } catch (...) {
+      // No second thread: hand_off() retires on this thread (each signal then waits, as a drain).
+    }
     for (;;) {
       Job job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         while (jobs_.empty() && !stopping_) {
-          if (unfinished_jobs_ > 0) {  // nothing else to do: finish the batch before sleeping
+          if (unretired()) {  // nothing else to do: hand over what ran before sleeping
             lock.unlock();
-            drain();
+            hand_off(Retirement{});
             lock.lock();
             continue;
           }
           cv_.wait(lock);
         }
-        if (jobs_.empty()) {  // stopping, and everything queued has run
-          lock.unlock();
-          drain();
-          return;
-        }
+        if (jobs_.empty()) break;  // stopping, and everything queued has run
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
       bool completed = true;
+      bool counted = false;  // the job's last command counted it already (see execute)
       if (job.command) {
-        completed = execute(*job.command);
+        completed = execute(*job.command, &counted);
       } else {
         for (ze_command_list_handle_t list : job.lists)
           if (!(completed = execute_list(list))) break;
       }
+      if (!counted) ++unfinished_jobs_;
       if (job.fence != nullptr && completed) {
-        complete_launches();  // the fence says that everything of this execution has finished
-        signal_fence(job.fence);
+        Retirement r;  // the fence says that everything of this execution has finished
+        r.fence = job.fence;
+        hand_off(std::move(r));
       }
-      ++unfinished_jobs_;
-      if (in_flight_.empty()) drain();  // nothing in flight: count the job finished now
+    }
+    if (unretired()) hand_off(Retirement{});
+    if (retirer_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(retire_mutex_);
+        retire_stop_ = true;
+      }
+      retire_cv_.notify_one();
+      retirer_.join();
     }
   }
 
-  /// Waits for the launches in flight, then counts every job run so far as finished.
-  void drain() {
-    complete_launches();
-    uint64_t n = unfinished_jobs_;
-    unfinished_jobs_ = 0;
-    ze_result_t e = error_pending_;
-    error_pending_ = ZE_RESULT_SUCCESS;
-    change_and_notify(this, [&] {
-      if (e != ZE_RESULT_SUCCESS && error_ == ZE_RESULT_SUCCESS) error_ = e;
-      finished_.fetch_add(n, std::memory_order_release);
-    });
-  }
-
-  /// Waits until the launches enqueued on queue_ have finished.
-  void complete_launches() {
-    if (in_flight_.empty()) return;
-    cl_int e = clFinish(queue_);
-    if (e != CL_SUCCESS) record(ZE_RESULT_ERROR_DEVICE_LOST);
-    for (const auto& l : in_flight_) l->completed();
-    in_flight_.clear();
+  /// True when something ran that no Retirement covers yet.
+  bool unretired() const {
+    return !unretired_launches_.empty() || unfinished_jobs_ > 0 || error_pending_ != ZE_RESULT_SUCCESS;
   }
 
   void record(ze_result_t r) {
     if (r != ZE_RESULT_SUCCESS && error_pending_ == ZE_RESULT_SUCCESS) error_pending_ = r;
   }
 
+  /// Gives `r` everything not yet retired (launches, finished jobs, error) and queues it for the
+  /// retiring thread. Without an event of its own, `r` gets a marker when launches are in flight: on
+  /// the in-order queue, the marker completes when they have.
+  void hand_off(Retirement&& r) {
+    r.launches.swap(unretired_launches_);
+    r.jobs = unfinished_jobs_;
+    unfinished_jobs_ = 0;
+    r.error = error_pending_;
+    error_pending_ = ZE_RESULT_SUCCESS;
+    if (r.event == nullptr && !r.launches.empty() && queue_ != nullptr) {
+      if (clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &r.event) != CL_SUCCESS) {
+        r.event = nullptr;  // no marker: wait here instead
+        if (clFinish(queue_) != CL_SUCCESS && r.error == ZE_RESULT_SUCCESS) r.error = ZE_RESULT_ERROR_DEVICE_LOST;
+      }
+    }
+    if (!retirer_.joinable()) {
+      retire(r);
+      return;
+    }
+    const size_t n = r.launches.size();
+    bool wake;
+    {
+      std::unique_lock<std::mutex> lock(retire_mutex_);
+      // A Retirement that only counts jobs joins the last one queued, if the retiring thread has not
+      // taken it yet: one wake-up instead of two for a signalled launch followed by going idle.
+      bool merge = r.event == nullptr && r.signal == nullptr && r.fence == nullptr && n == 0 &&
+                   !retire_queue_.empty();
+      if (merge) {
+        Retirement& last = retire_queue_.back();
+        last.jobs += r.jobs;
+        if (last.error == ZE_RESULT_SUCCESS) last.error = r.error;
+      } else {
+        retire_queue_.push_back(std::move(r));
+        ++handed_off_;
+        retiring_launches_ += n;
+      }
+      wake = retirer_sleeping_;
+      if (retiring_launches_ > kMaxRetiring) {  // back pressure (see kMaxRetiring)
+        if (wake) retire_cv_.notify_one();  // it must run for the wait to end
+        wake = false;
+        issuer_waiting_ = true;
+        retired_cv_.wait(lock, [&] { return retiring_launches_ <= kMaxRetiring / 2; });
+        issuer_waiting_ = false;
+      }
+    }
+    if (wake) retire_cv_.notify_one();
+  }
+
+  /// Hands off what is not retired yet and waits until the retiring thread has retired everything
+  /// handed to it: every earlier command has finished and signalled its event.
+  void retire_all() {
+    if (unretired()) hand_off(Retirement{});
+    if (!retirer_.joinable()) return;
+    std::unique_lock<std::mutex> lock(retire_mutex_);
+    issuer_waiting_ = true;
+    retired_cv_.wait(lock, [&] { return retired_ == handed_off_; });
+    issuer_waiting_ = false;
+  }
+
   bool execute_list(ze_command_list_handle_t list);
 
-  /// Runs one command; false if it was abandoned because the worker is stopping.
-  bool execute(const Command& c) {
+  /// Runs one command; false if it was abandoned because the worker is stopping. With `job_done`, the
+  /// command is the whole job: a signal's Retirement then also counts the job finished (*job_done = true),
+  /// so a signalled append costs one hand-off, not a second one when the worker goes idle.
+  bool execute(const Command& c, bool* job_done = nullptr) {
     if (!c.waits.empty()) {
-      complete_launches();  // do not hold back finished work while blocked
+      bool ready = true;
+      for (ze_event_handle_t e : c.waits) ready = ready && e->signalled.load(std::memory_order_acquire);
+      // About to block: do not hold back the retirement of what already ran (jobs, launches) meanwhile.
+      if (!ready && unretired()) hand_off(Retirement{});
       if (!wait_events(c.waits.data(), c.waits.size(), &abort_)) return false;
     }
     uint64_t start = 0;
     if (c.signal != nullptr) {
-      // A kernel timestamp starts when the command starts, not while earlier kernels still run.
-      if (c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) complete_launches();
+      // A kernel timestamp starts when the command starts, not while earlier commands still run: the
+      // one case where the issuing thread drains (pools without timestamps pipeline).
+      if (c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) retire_all();
       start = now_ns();
     }
+    Retirement r;
+    r.signal = c.signal;
+    r.start_ns = start;
     if (queue_ == nullptr && (c.launch || c.body)) {
       record(ZE_RESULT_ERROR_DEVICE_LOST);  // no OpenCL queue: nothing can run
     } else if (c.launch) {
-      // Enqueued without waiting: back-to-back launches form a batch that the worker drains (clFinish)
-      // once, before anything that must see them finished (a host-side body, an event, a fence, a
-      // wait, going idle), instead of once per launch.
-      ze_result_t r = c.launch->enqueue(queue_);
-      record(r);
-      if (r == ZE_RESULT_SUCCESS) in_flight_.push_back(c.launch);
-      if (in_flight_.size() >= kMaxInFlight) complete_launches();  // e.g. a long regular list
+      // Enqueued without waiting. A signalled launch hands its own OpenCL event to the retiring thread:
+      // on the in-order queue, its completion means that it and everything before it has finished.
+      ze_result_t e = c.launch->enqueue(queue_, c.signal != nullptr ? &r.event : nullptr);
+      record(e);
+      if (e == ZE_RESULT_SUCCESS) unretired_launches_.push_back(c.launch);
+      if (c.signal == nullptr && unretired_launches_.size() >= kMaxUnretired) hand_off(Retirement{});
     } else if (c.body) {
-      complete_launches();  // copies and fills run on this thread: earlier kernels must be done
+      // Copies and fills run on this thread: earlier kernels must have finished, and earlier signals
+      // must have happened (an event reset, or a timestamp query, reads what they wrote).
+      retire_all();
       record(c.body(queue_));
     }
+    // Signalled even when the command failed, so that nothing waits forever on a failed command.
     if (c.signal != nullptr) {
-      // The event says that this command and everything before it (barriers included) has finished.
-      complete_launches();
-      // Signalled even when the command failed, so that nothing waits forever on a failed command.
-      signal_event(c.signal, start, now_ns());
+      if (job_done != nullptr) {
+        ++unfinished_jobs_;
+        *job_done = true;
+      }
+      hand_off(std::move(r));
     }
     return true;
+  }
+
+  // ---- the retiring thread -------------------------------------------------------------------------
+
+  void retire_loop() {
+    pthread_setname_np(pthread_self(), "zex-cpu retire");
+    std::deque<Retirement> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(retire_mutex_);
+        while (retire_queue_.empty() && !retire_stop_) {
+          retirer_sleeping_ = true;
+          retire_cv_.wait(lock);
+          retirer_sleeping_ = false;
+        }
+        if (retire_queue_.empty()) return;  // stopping, and everything handed off has retired
+        batch.swap(retire_queue_);
+      }
+      for (Retirement& r : batch) {
+        size_t n = r.launches.size();
+        retire(r);
+        bool notify;
+        {
+          std::lock_guard<std::mutex> lock(retire_mutex_);
+          ++retired_;
+          retiring_launches_ -= n;
+          notify = issuer_waiting_;
+        }
+        if (notify) retired_cv_.notify_one();
+      }
+      batch.clear();
+    }
+  }
+
+  /// Finishes one Retirement (on the retiring thread, or on the issuing thread when there is none).
+  void retire(Retirement& r) {
+    ze_result_t err = r.error;
+    if (r.event != nullptr) {
+      // Completed already (the common case in a stream of short launches)? Then no clWaitForEvents, whose
+      // flush of the queue would wake PoCL's threads for nothing. Otherwise wait: the flush makes PoCL run
+      // what was enqueued even if nothing else ever waits on it. A negative status is a failed command.
+      cl_int status = CL_QUEUED;
+      if (clGetEventInfo(r.event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+        status = CL_QUEUED;
+      if (status > CL_COMPLETE && clWaitForEvents(1, &r.event) != CL_SUCCESS) status = -1;
+      if (status < CL_COMPLETE && err == ZE_RESULT_SUCCESS) err = ZE_RESULT_ERROR_DEVICE_LOST;
+      clReleaseEvent(r.event);
+      r.event = nullptr;
+    }
+    for (const auto& l : r.launches) l->completed();
+    r.launches.clear();
+    if (r.signal != nullptr) signal_event(r.signal, r.start_ns, now_ns());
+    if (r.fence != nullptr) signal_fence(r.fence);
+    if (r.jobs > 0 || err != ZE_RESULT_SUCCESS) {
+      change_and_notify(this, [&] {
+        if (err != ZE_RESULT_SUCCESS && error_ == ZE_RESULT_SUCCESS) error_ = err;
+        finished_.fetch_add(r.jobs, std::memory_order_release);
+      });
+    }
   }
 
   // Every live worker, for stop_all_workers(); both never destroyed (used during exit).
@@ -271,11 +419,23 @@ class Worker {
   std::atomic<uint64_t> finished_{0};
   ze_result_t error_ = ZE_RESULT_SUCCESS;  // under the mutex of this worker's waiters shard
   std::thread thread_;
-  // Worker thread only:
+  // Issuing thread only:
   cl_command_queue queue_ = nullptr;
-  std::vector<std::shared_ptr<LaunchCommand>> in_flight_;  // enqueued, completion not yet seen
-  uint64_t unfinished_jobs_ = 0;           // run (or in flight), not yet counted in finished_
+  std::thread retirer_;
+  std::vector<std::shared_ptr<LaunchCommand>> unretired_launches_;  // enqueued, in no Retirement yet
+  uint64_t unfinished_jobs_ = 0;  // run (or in flight), in no Retirement yet
   ze_result_t error_pending_ = ZE_RESULT_SUCCESS;
+  // Between the issuing and the retiring thread, under retire_mutex_:
+  std::mutex retire_mutex_;
+  std::condition_variable retire_cv_;   // the retiring thread waits for Retirements
+  std::condition_variable retired_cv_;  // the issuing thread waits for retirements (retire_all, back pressure)
+  std::deque<Retirement> retire_queue_;
+  uint64_t handed_off_ = 0;  // Retirements queued, merged ones not counted
+  uint64_t retired_ = 0;
+  size_t retiring_launches_ = 0;  // launches in queued Retirements not retired yet
+  bool retire_stop_ = false;
+  bool retirer_sleeping_ = false;
+  bool issuer_waiting_ = false;
 };
 
 }  // namespace zexcpu

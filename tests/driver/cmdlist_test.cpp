@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 using CommandList = L0Test;
@@ -420,4 +422,164 @@ TEST_F(CommandList, RegularListWaitsOnImmediateListEvent) {
   ZE_OK(zeCommandQueueSynchronize(q, 30'000'000'000ull));
   EXPECT_EQ(p[0], 505);
   EXPECT_EQ(p[255], 505);
+}
+
+// --- zeCommandListHostSynchronize (offered through zeDriverGetExtensionFunctionAddress) and in-order flags ----
+
+using ListHostSynchronizeFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, uint64_t);
+
+// Also run as CTest `driver_no_host_synchronize` with ZEX_CPU_NO_HOST_SYNCHRONIZE=1, where zex-cpu must refuse
+// the name as a driver without the entry point would, so that clients' fallback paths can be tested.
+TEST_F(CommandList, HostSynchronizeExtension) {
+  void* fn = nullptr;
+  ze_result_t r = zeDriverGetExtensionFunctionAddress(driver, "zeCommandListHostSynchronize", &fn);
+  void* unknown = nullptr;
+  EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeDriverGetExtensionFunctionAddress(driver, "zeNoSuchFunction", &unknown));
+  EXPECT_EQ(unknown, nullptr);
+  const char* hide = std::getenv("ZEX_CPU_NO_HOST_SYNCHRONIZE");
+  if (hide != nullptr && *hide != '\0' && std::string(hide) != "0") {
+    EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ARGUMENT, r) << "ZEX_CPU_NO_HOST_SYNCHRONIZE=" << hide;
+    EXPECT_EQ(fn, nullptr);
+    return;
+  }
+  ZE_OK(r);
+  ASSERT_NE(fn, nullptr);
+  auto host_synchronize = reinterpret_cast<ListHostSynchronizeFn>(fn);
+  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 100;
+  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
+  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  *counter = 0;
+  ZE_OK(set_ptr(k, 0, counter));
+  ZE_OK(set_ptr(k, 1, tickets));
+  ze_event_pool_handle_t pool = event_pool(n + 1);
+  ze_event_handle_t gate = host_event(pool, n);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  ze_command_list_handle_t l = immediate_list();
+  ASSERT_TRUE(l && gate);
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(k, 2, int(i)));
+    ZE_OK(launch(l, k, 1, 1, ev[i], i == 0 ? 1 : 0, i == 0 ? &gate : nullptr));
+  }
+  EXPECT_ZE(ZE_RESULT_NOT_READY, host_synchronize(l, 0)) << "everything waits behind the gate";
+  EXPECT_ZE(ZE_RESULT_NOT_READY, host_synchronize(l, 1'000'000));
+  ZE_OK(zeEventHostSignal(gate));
+  ZE_OK(host_synchronize(l, 60'000'000'000ull));
+  // Idle means finished and signalled: every launch ran, in order, and every event is signalled.
+  EXPECT_EQ(__atomic_load_n(counter, __ATOMIC_ACQUIRE), int(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_ZE_OK(zeEventQueryStatus(ev[i])) << "event " << i;
+    EXPECT_EQ(tickets[i], int(i));
+  }
+  ze_command_list_handle_t regular = regular_list();
+  EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ARGUMENT, host_synchronize(regular, 0)) << "immediate lists only";
+}
+
+// Level Zero 1.7 flags (the installed headers are 1.4): ZE_COMMAND_QUEUE_FLAG_IN_ORDER = ZE_BIT(1) for immediate
+// lists and queues, ZE_COMMAND_LIST_FLAG_IN_ORDER = ZE_BIT(3) for regular lists.
+TEST_F(CommandList, InOrderFlagsAccepted) {
+  constexpr ze_command_queue_flags_t kQueueInOrder = 1u << 1;
+  constexpr ze_command_list_flags_t kListInOrder = 1u << 3;
+  ze_command_queue_desc_t qd = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, compute_ordinal(), 0, kQueueInOrder,
+                                ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_list_handle_t l = nullptr;
+  ze_result_t r = zeCommandListCreateImmediate(context, device, &qd, &l);
+  if (zt::under_validation() && r == ZE_RESULT_ERROR_INVALID_ENUMERATION)
+    GTEST_SKIP() << "the loader's validation layer predates Level Zero 1.7 and refuses its flags itself";
+  ZE_OK(r);
+  defer([l] { zeCommandListDestroy(l); });
+  // In order without events between the launches: tickets come out in append order.
+  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 32;
+  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
+  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  *counter = 0;
+  ZE_OK(set_ptr(k, 0, counter));
+  ZE_OK(set_ptr(k, 1, tickets));
+  ze_event_handle_t done = make_event();
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(k, 2, int(i)));
+    ZE_OK(launch(l, k, 1, 1, i + 1 == n ? done : nullptr));
+  }
+  ZE_OK(zeEventHostSynchronize(done, 60'000'000'000ull));
+  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(tickets[i], int(i));
+  ze_command_queue_handle_t q = nullptr;
+  ZE_OK(zeCommandQueueCreate(context, device, &qd, &q));
+  ZE_OK(zeCommandQueueDestroy(q));
+  ze_command_list_desc_t ld = {ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, compute_ordinal(), kListInOrder};
+  ze_command_list_handle_t regular = nullptr;
+  ZE_OK(zeCommandListCreate(context, device, &ld, &regular));
+  ZE_OK(zeCommandListDestroy(regular));
+  // A bit that no version defines is still refused.
+  qd.flags = 1u << 7;
+  EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ENUMERATION, zeCommandQueueCreate(context, device, &qd, &q));
+  ze_command_list_handle_t bad = nullptr;
+  EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ENUMERATION, zeCommandListCreateImmediate(context, device, &qd, &bad));
+}
+
+// A launch that cannot run (its local buffers exceed the device's local memory together, which only the
+// launch can tell) still signals its event, so nothing waits forever, and its error comes back from the next
+// synchronization of its queue, once; a synchronous immediate list returns it from the append.
+TEST_F(CommandList, FailedLaunchSignalsAndReportsItsError) {
+  ze_kernel_handle_t k = kernel(module("pipeline"), "two_locals");
+  ASSERT_NE(k, nullptr);
+  ze_device_compute_properties_t cp = {};
+  cp.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+  ZE_OK(zeDeviceGetComputeProperties(device, &cp));
+  auto* out = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  ZE_OK(set_ptr(k, 0, out));
+  ZE_OK(zeKernelSetArgumentValue(k, 1, cp.maxSharedLocalMemory, nullptr));
+  ZE_OK(zeKernelSetArgumentValue(k, 2, cp.maxSharedLocalMemory, nullptr));
+  ze_event_pool_handle_t pool = event_pool(2);
+  ze_event_handle_t e = make_event(pool, 0), after = make_event(pool, 1);
+  ze_command_list_handle_t l = regular_list();
+  ze_command_queue_handle_t q = queue();
+  ASSERT_TRUE(e && after && l && q);
+  ze_result_t r = launch(l, k, 1, 1, e);
+  if (r != ZE_RESULT_SUCCESS) GTEST_SKIP() << "refused at append (" << zt::result_name(r) << "): nothing to propagate";
+  ZE_OK(zeCommandListAppendSignalEvent(l, after));
+  ZE_OK(zeCommandListClose(l));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+  ZE_OK(zeEventHostSynchronize(e, 60'000'000'000ull));
+  ZE_OK(zeEventHostSynchronize(after, 60'000'000'000ull));
+  ze_result_t first = zeCommandQueueSynchronize(q, 60'000'000'000ull);
+  EXPECT_NE(zt::result_name(first), zt::result_name(ZE_RESULT_SUCCESS)) << "the failed launch's error is lost";
+  EXPECT_ZE_OK(zeCommandQueueSynchronize(q, 60'000'000'000ull)) << "an error is reported once";
+  ze_command_list_handle_t sync = immediate_list(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_NE(zt::result_name(launch(sync, k, 1, 1)), zt::result_name(ZE_RESULT_SUCCESS));
+}
+
+// Destroying an immediate list lets what was appended run (the specification forbids destroying a list the
+// device still uses, so this is the lenient path zex-cpu promises): when zeCommandListDestroy returns, every
+// launch has run and every event it signals is signalled, none left to a thread that is gone.
+TEST_F(CommandList, DestroyRetiresSignalledLaunches) {
+  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 50;
+  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
+  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  *counter = 0;
+  ZE_OK(set_ptr(k, 0, counter));
+  ZE_OK(set_ptr(k, 1, tickets));
+  ze_event_pool_handle_t pool = event_pool(n);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  ze_command_queue_desc_t qd = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, compute_ordinal(), 0, 0,
+                                ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_list_handle_t l = nullptr;
+  ZE_OK(zeCommandListCreateImmediate(context, device, &qd, &l));
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(k, 2, int(i)));
+    ZE_OK(launch(l, k, 1, 1, ev[i]));
+  }
+  ZE_OK(zeCommandListDestroy(l));
+  EXPECT_EQ(__atomic_load_n(counter, __ATOMIC_ACQUIRE), int(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_ZE_OK(zeEventQueryStatus(ev[i])) << "event " << i;
+    EXPECT_EQ(tickets[i], int(i));
+  }
 }

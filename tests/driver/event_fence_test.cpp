@@ -270,3 +270,188 @@ TEST_F(Events, ThousandEventsSignalledByOneList) {
   for (auto e : ev) signalled += zeEventQueryStatus(e) == ZE_RESULT_SUCCESS;
   EXPECT_EQ(signalled, n) << "in order: when the last is signalled, all are";
 }
+
+// --- Signalled launches pipeline (zex-cpu retires them in order on a second thread, without draining) --------
+
+namespace {
+/// Reads an int that kernels update with atomics, while they may still run.
+int load(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+}  // namespace
+
+TEST_F(Events, SignalledLaunchesRetireInOrder) {
+  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 200;
+  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
+  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  *counter = 0;
+  std::fill(tickets, tickets + n, -1);
+  ZE_OK(set_ptr(k, 0, counter));
+  ZE_OK(set_ptr(k, 1, tickets));
+  ze_event_pool_handle_t pool = event_pool(n + 1);
+  ze_event_handle_t gate = host_event(pool, n);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  ze_command_list_handle_t l = immediate_list();
+  ASSERT_TRUE(l && gate);
+  // Everything queues behind the gate, so the host watches the whole stream run.
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(k, 2, int(i)));
+    ZE_OK(launch(l, k, 1, 1, ev[i], i == 0 ? 1 : 0, i == 0 ? &gate : nullptr));
+  }
+  ZE_OK(zeEventHostSignal(gate));
+  // Scan from the last event down: once event j is seen signalled, every earlier event must be signalled too
+  // (they are signalled in order, so an earlier one seen unsignalled later is a violation), and at least j + 1
+  // launches must have run, read after seeing the signal.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  uint32_t done = 0;
+  while (done < n && std::chrono::steady_clock::now() < deadline) {
+    int highest = -1;
+    for (int j = int(n) - 1; j >= 0; --j) {
+      bool signalled = zeEventQueryStatus(ev[j]) == ZE_RESULT_SUCCESS;
+      if (signalled && highest < 0) {
+        highest = j;
+        ASSERT_GE(load(counter), j + 1) << "event " << j << " signalled before its launch finished";
+      }
+      if (highest >= 0) {
+        ASSERT_TRUE(signalled) << "event " << j << " not signalled after event " << highest;
+      }
+    }
+    done = uint32_t(highest + 1);
+  }
+  ASSERT_EQ(done, n) << "not every event was signalled within 60 s";
+  EXPECT_EQ(load(counter), int(n));
+  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(tickets[i], int(i)) << "launch " << i << " ran out of order";
+}
+
+TEST_F(Events, SameListWaitsOnItsOwnEarlierSignal) {
+  ze_module_handle_t m = module("basic");
+  ze_kernel_handle_t first = kernel(m, "store_value");
+  ze_kernel_handle_t second = kernel(m, "add_value");
+  ASSERT_TRUE(first && second);
+  auto* p = static_cast<int*>(alloc_shared(64 * sizeof(int)));
+  std::fill(p, p + 64, 0);
+  ZE_OK(set_ptr(first, 0, p));
+  ZE_OK(set_val(first, 1, 5));
+  ZE_OK(set_ptr(second, 0, p));
+  ZE_OK(set_val(second, 1, 1));
+  ze_event_pool_handle_t pool = event_pool(4);
+  ze_event_handle_t a = make_event(pool, 0), b = make_event(pool, 1);
+  // Immediate list: the second launch waits for the event the first one signals, on the same list.
+  ze_command_list_handle_t l = immediate_list();
+  ZE_OK(launch(l, first, 1, 64, a));
+  ZE_OK(launch(l, second, 1, 64, b, 1, &a));
+  ASSERT_ZE(ZE_RESULT_SUCCESS, zeEventHostSynchronize(b, 30'000'000'000ull)) << "deadlock: a list waiting on itself";
+  EXPECT_EQ(p[0], 6);
+  EXPECT_EQ(p[63], 6);
+  // The same in a regular list on a queue.
+  ze_event_handle_t c = make_event(pool, 2), d = make_event(pool, 3);
+  ze_command_list_handle_t r = regular_list();
+  ze_command_queue_handle_t q = queue();
+  ZE_OK(launch(r, first, 1, 64, c));
+  ZE_OK(launch(r, second, 1, 64, d, 1, &c));
+  ZE_OK(zeCommandListClose(r));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &r, nullptr));
+  ASSERT_ZE(ZE_RESULT_SUCCESS, zeCommandQueueSynchronize(q, 30'000'000'000ull)) << "deadlock: a list waiting on itself";
+  EXPECT_ZE_OK(zeEventQueryStatus(c));
+  EXPECT_ZE_OK(zeEventQueryStatus(d));
+  EXPECT_EQ(p[0], 6);
+}
+
+TEST_F(Events, CrossListWaitsOnPipelinedSignals) {
+  ze_module_handle_t m = module("pipeline");
+  ze_kernel_handle_t produce = kernel(m, "take_ticket");
+  ze_kernel_handle_t observe = kernel(m, "snapshot");
+  ASSERT_TRUE(produce && observe);
+  const uint32_t n = 64;
+  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
+  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  auto* seen = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  *counter = 0;
+  std::fill(seen, seen + n, -1);
+  ZE_OK(set_ptr(produce, 0, counter));
+  ZE_OK(set_ptr(produce, 1, tickets));
+  ZE_OK(set_ptr(observe, 0, counter));
+  ZE_OK(set_ptr(observe, 1, seen));
+  ze_event_pool_handle_t pool = event_pool(n + 1);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  ze_event_handle_t done = make_event(pool, n);
+  ze_command_list_handle_t a = immediate_list(), b = immediate_list();
+  // b is appended first: launch i of b waits for the event that launch i of a signals.
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(observe, 2, int(i)));
+    ZE_OK(launch(b, observe, 1, 1, i + 1 == n ? done : nullptr, 1, &ev[i]));
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(produce, 2, int(i)));
+    ZE_OK(launch(a, produce, 1, 1, ev[i]));
+  }
+  ZE_OK(zeEventHostSynchronize(done, 60'000'000'000ull));
+  for (uint32_t i = 0; i < n; ++i)
+    EXPECT_GE(seen[i], int(i) + 1) << "b's launch " << i << " ran before a's launch " << i << " finished";
+}
+
+TEST_F(Events, KernelTimestampsBracketTheKernel) {
+  ze_kernel_handle_t k = kernel(module("pipeline"), "wait_for_host");
+  ASSERT_NE(k, nullptr);
+  auto* flags = static_cast<int*>(alloc_shared(2 * sizeof(int)));
+  flags[0] = flags[1] = 0;
+  ZE_OK(set_ptr(k, 0, &flags[0]));
+  ZE_OK(set_ptr(k, 1, &flags[1]));
+  ze_event_pool_handle_t pool = event_pool(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE | ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+  ze_event_handle_t e = make_event(pool, 0);
+  ze_command_list_handle_t l = immediate_list();
+  ASSERT_TRUE(e && l);
+  ZE_OK(launch(l, k, 1, 1, e));
+  // The kernel runs until the host lets it go: device time `during`, read while it certainly runs, must lie
+  // inside [kernelStart, kernelEnd].
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (__atomic_load_n(&flags[0], __ATOMIC_ACQUIRE) == 0 && std::chrono::steady_clock::now() < deadline) {
+  }
+  ASSERT_EQ(flags[0], 1) << "the kernel did not start within 60 s";
+  uint64_t host = 0, during = 0;
+  ZE_OK(zeDeviceGetGlobalTimestamps(device, &host, &during));
+  __atomic_store_n(&flags[1], 1, __ATOMIC_RELEASE);
+  ZE_OK(zeEventHostSynchronize(e, 60'000'000'000ull));
+  ze_kernel_timestamp_result_t ts = {};
+  ZE_OK(zeEventQueryKernelTimestamp(e, &ts));
+  ze_device_properties_t dp = {};
+  dp.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  ZE_OK(zeDeviceGetProperties(device, &dp));
+  // Kernel timestamps count in kernelTimestampValidBits; global timestamps in timestampValidBits.
+  const uint64_t mask = dp.kernelTimestampValidBits >= 64 ? ~0ull : (1ull << dp.kernelTimestampValidBits) - 1;
+  EXPECT_LE(ts.global.kernelStart, during & mask) << "kernel timestamp starts after a moment it ran";
+  EXPECT_GE(ts.global.kernelEnd, during & mask) << "kernel timestamp ends before a moment it ran";
+}
+
+TEST_F(Fences, FenceAfterSignalledLaunches) {
+  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
+  ASSERT_NE(k, nullptr);
+  const uint32_t n = 50;
+  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
+  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
+  *counter = 0;
+  ZE_OK(set_ptr(k, 0, counter));
+  ZE_OK(set_ptr(k, 1, tickets));
+  ze_event_pool_handle_t pool = event_pool(n);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  ze_command_queue_handle_t q = queue();
+  ze_command_list_handle_t l = regular_list();
+  ze_fence_handle_t f = fence(q);
+  ASSERT_TRUE(q && l && f);
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(k, 2, int(i)));
+    ZE_OK(launch(l, k, 1, 1, ev[i]));
+  }
+  ZE_OK(zeCommandListClose(l));
+  ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, f));
+  ZE_OK(zeFenceHostSynchronize(f, 60'000'000'000ull));
+  // The fence covers the whole execution: every launch ran and every event it signals is signalled.
+  EXPECT_EQ(load(counter), int(n));
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_ZE_OK(zeEventQueryStatus(ev[i])) << "event " << i;
+    EXPECT_EQ(tickets[i], int(i));
+  }
+}

@@ -3,6 +3,9 @@
 #include "l0_fixture.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
 
 using Properties = L0Test;
 
@@ -14,6 +17,34 @@ TEST_F(Properties, DriverProperties) {
   EXPECT_GE(ZE_MAJOR_VERSION(v), 1u);
   uint32_t n = 0;
   ZE_OK(zeDriverGetExtensionProperties(driver, &n, nullptr));
+}
+
+// zex-cpu advertises that its immediate lists and queues run in order (what ZE_COMMAND_QUEUE_FLAG_IN_ORDER of
+// Level Zero 1.7 asks for), so that a client on the 1.4 API can know it; the count protocol as ze_api.h says.
+TEST_F(Properties, InOrderExtensionListed) {
+  uint32_t n = 0;
+  ZE_OK(zeDriverGetExtensionProperties(driver, &n, nullptr));
+  ASSERT_GE(n, 1u);
+  std::vector<ze_driver_extension_properties_t> props(n + 2);
+  uint32_t more = n + 2;  // more than there are: corrected to the number available
+  ZE_OK(zeDriverGetExtensionProperties(driver, &more, props.data()));
+  EXPECT_EQ(more, n);
+  bool found = false;
+  for (uint32_t i = 0; i < more; ++i) {
+    std::string name(props[i].name, strnlen(props[i].name, ZE_MAX_EXTENSION_NAME));
+    if (name == "ZEX_CPU_in_order_immediate_lists") {
+      found = true;
+      EXPECT_EQ(props[i].version, ZE_MAKE_VERSION(1, 0));
+    }
+  }
+  EXPECT_TRUE(found) << "ZEX_CPU_in_order_immediate_lists not listed";
+  ze_driver_extension_properties_t sentinel[2] = {};
+  sentinel[1].version = 0xdeadbeef;
+  uint32_t one = 1;  // fewer than there are (or as many): exactly that many written
+  ZE_OK(zeDriverGetExtensionProperties(driver, &one, sentinel));
+  EXPECT_EQ(one, 1u);
+  EXPECT_NE(sentinel[0].name[0], '\0');
+  EXPECT_EQ(sentinel[1].version, 0xdeadbeefu);
 }
 
 TEST_F(Properties, DriverCountIsStable) {
