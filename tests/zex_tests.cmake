@@ -88,6 +88,11 @@ if(ZEX_CPU_DRIVER)
   zex_target_warnings(zex_fault_sweep)
   zex_add_l0_test(zex_fault_sweep COMMAND zex_fault_sweep
                   ENV ZEX_TEST_SWEEP=1 ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep.md)
+  # The same on the event path (zex-cpu's host synchronize switched off): the streams' event pools,
+  # events, waits, resets and polls are then the calls that fail.
+  zex_add_l0_test(zex_fault_sweep_events COMMAND zex_fault_sweep
+                  ENV ZEX_TEST_SWEEP=1 ZEX_CPU_NO_HOST_SYNCHRONIZE=1
+                      ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep_events.md)
 endif()
 # ZEX_SANITIZE=thread (make test-tsan, ctest -L threads): the suites that run zex from several threads.
 if(ZEX_SANITIZE_MODE STREQUAL "thread")
