@@ -293,9 +293,7 @@ Stream::Impl::~Impl() {
     if (unwaited_barrier) {
       // The last command is a signal() barrier, which signals the caller's event, not one of ours: one
       // more barrier (it waits for everything before it) that signals ours.
-      Command c;
-      c.signal = next_event();
-      check(zeCommandListAppendBarrier(list, c.signal, 0, nullptr), "zeCommandListAppendBarrier",
+      check(zeCommandListAppendBarrier(list, next_event(), 0, nullptr), "zeCommandListAppendBarrier",
             "waiting for a zex::Stream's last signal");
       ++seq;
     }
@@ -360,10 +358,8 @@ void Stream::Impl::append_signal(ze_event_handle_t event) {
   // follows everything before it anyway. Either way it holds back every later command.
   Command c;
   c.prev = chain ? previous_event() : nullptr;
-  wait_buf.assign(user_waits.begin(), user_waits.end());
-  if (c.prev) wait_buf.push_back(c.prev);
-  ze_result_t r = zeCommandListAppendBarrier(list, event, static_cast<uint32_t>(wait_buf.size()),
-                                             wait_buf.empty() ? nullptr : wait_buf.data());
+  gather_waits(c);
+  ze_result_t r = zeCommandListAppendBarrier(list, event, c.num_waits, c.num_waits ? c.waits : nullptr);
   if (r != ZE_RESULT_SUCCESS) throw ZeError(r, "zeCommandListAppendBarrier", "signalling an event after a zex::Stream's launches");
   user_waits.clear();
   if (host_sync)
