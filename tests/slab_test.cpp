@@ -10,6 +10,44 @@ using zex_test::cfg1d;
 using zex_test::env;
 using zex_test::Usm;
 
+namespace {
+
+// Launches maybe_throw with one work-item that throws, into a given slot, on a synchronous immediate
+// list of its own (the launch has finished when the append returns): the lower-level API's way.
+class ThrowingLauncher {
+ public:
+  ThrowingLauncher() : k_(env().mod.kernel("maybe_throw")), kh_(k_.handle(1)) {
+    auto& e = env();
+    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
+                               ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    zex::check(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list_), "zeCommandListCreateImmediate");
+  }
+  ~ThrowingLauncher() { zeCommandListDestroy(list_); }
+  ThrowingLauncher(const ThrowingLauncher&) = delete;
+  ThrowingLauncher& operator=(const ThrowingLauncher&) = delete;
+  ze_command_list_handle_t list() const { return list_; }
+
+  void run(const zex::Slot& slot, uint64_t id) {
+    uint32_t* pc = count_.get();
+    const uint32_t one = 1;
+    zex_state_t st = zex::SlabPool::state(slot, id);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh_, 0, sizeof pc, &pc), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh_, 1, sizeof one, &one), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetArgumentValue(kh_, 2, sizeof st, &st), ZE_RESULT_SUCCESS);
+    ASSERT_EQ(zeKernelSetGroupSize(kh_, 1, 1, 1), ZE_RESULT_SUCCESS);
+    ze_group_count_t g{1, 1, 1};
+    ASSERT_EQ(zeCommandListAppendLaunchKernel(list_, kh_, &g, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+  }
+
+ private:
+  zex::Kernel k_;
+  ze_kernel_handle_t kh_;
+  ze_command_list_handle_t list_ = nullptr;
+  Usm<uint32_t> count_{1};
+};
+
+}  // namespace
+
 static_assert(zex::SlabPool::kBytesPerSlot == 516, "documented: 512 B of report + 4 B of claim word per stream");
 
 TEST(SlabPool, FiveHundredStreamsTakeAtMostEightAllocationsAndFiveHundredMoreNone) {
@@ -140,37 +178,18 @@ TEST(SlabPool, LowerLevelApiWithTheRuntimesOwnCommandList) {
 TEST(SlabPool, ReleasingASlotWithAnUncheckedThrowLeavesItClean) {
   auto& e = env();
   zex::SlabPool& pool = e.dev.slab_pool();
-  zex::Kernel k = e.mod.kernel("maybe_throw");
-  ze_kernel_handle_t kh = k.handle(1);
-  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
-                             ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-  ze_command_list_handle_t list = nullptr;
-  ASSERT_EQ(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list), ZE_RESULT_SUCCESS);
-  Usm<uint32_t> count(1);
-  auto run_throwing = [&](const zex::Slot& slot, uint64_t id) {
-    uint32_t* pc = count.get();
-    const uint32_t one = 1;
-    zex_state_t st = zex::SlabPool::state(slot, id);
-    ASSERT_EQ(zeKernelSetArgumentValue(kh, 0, sizeof pc, &pc), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(zeKernelSetArgumentValue(kh, 1, sizeof one, &one), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(zeKernelSetArgumentValue(kh, 2, sizeof st, &st), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(zeKernelSetGroupSize(kh, 1, 1, 1), ZE_RESULT_SUCCESS);
-    ze_group_count_t g{1, 1, 1};
-    ASSERT_EQ(zeCommandListAppendLaunchKernel(list, kh, &g, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
-    // A synchronous immediate list: the launch has finished when the append returns.
-  };
+  ThrowingLauncher launcher;
   zex::Slot slot = pool.acquire();
   const uint32_t index = slot.index;
-  run_throwing(slot, 7);
+  launcher.run(slot, 7);
   ASSERT_TRUE(zex::SlabPool::thrown(slot));
   pool.release(slot);  // never checked
   zex::Slot next = pool.acquire();
   ASSERT_EQ(next.index, index) << "the pool hands the same slot out next";
   EXPECT_FALSE(zex::SlabPool::thrown(next));
-  run_throwing(next, 1);
+  launcher.run(next, 1);
   EXPECT_TRUE(zex::SlabPool::thrown(next)) << "the new owner's throw was dropped: the slot was still armed";
-  EXPECT_THROW(pool.check(next, "maybe_throw", list), zex::KernelException);
-  zeCommandListDestroy(list);
+  EXPECT_THROW(pool.check(next, "maybe_throw", launcher.list()), zex::KernelException);
   pool.release(next);
 }
 
@@ -180,24 +199,7 @@ TEST(UniqueSlot, OwnsMovesAdoptsAndLeavesNoArmedSlotBehind) {
   auto& e = env();
   zex::SlabPool& pool = e.dev.slab_pool();
   const size_t live0 = pool.live_slots();
-  zex::Kernel k = e.mod.kernel("maybe_throw");
-  ze_kernel_handle_t kh = k.handle(1);
-  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
-                             ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-  ze_command_list_handle_t list = nullptr;
-  ASSERT_EQ(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list), ZE_RESULT_SUCCESS);
-  Usm<uint32_t> count(1);
-  auto run_throwing = [&](const zex::UniqueSlot& slot, uint64_t id) {
-    uint32_t* pc = count.get();
-    const uint32_t one = 1;
-    zex_state_t st = slot.state(id);
-    ASSERT_EQ(zeKernelSetArgumentValue(kh, 0, sizeof pc, &pc), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(zeKernelSetArgumentValue(kh, 1, sizeof one, &one), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(zeKernelSetArgumentValue(kh, 2, sizeof st, &st), ZE_RESULT_SUCCESS);
-    ASSERT_EQ(zeKernelSetGroupSize(kh, 1, 1, 1), ZE_RESULT_SUCCESS);
-    ze_group_count_t g{1, 1, 1};
-    ASSERT_EQ(zeCommandListAppendLaunchKernel(list, kh, &g, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
-  };
+  ThrowingLauncher launcher;
   uint32_t index = 0;
   {
     zex::UniqueSlot a(pool);
@@ -207,7 +209,11 @@ TEST(UniqueSlot, OwnsMovesAdoptsAndLeavesNoArmedSlotBehind) {
     zex::UniqueSlot b(std::move(a));
     EXPECT_FALSE(a);  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
     EXPECT_EQ(pool.live_slots(), live0 + 1);
-    run_throwing(b, 3);
+    const zex_state_t st = b.state(3), raw_st = zex::SlabPool::state(b.get(), 3);
+    EXPECT_EQ(st.report, raw_st.report);
+    EXPECT_EQ(st.claim, raw_st.claim);
+    EXPECT_EQ(st.launch_id, 3u);
+    launcher.run(b.get(), 3);
     ASSERT_TRUE(b.thrown());
     a = std::move(b);  // still one owner, one slot
     EXPECT_EQ(pool.live_slots(), live0 + 1);
@@ -216,9 +222,9 @@ TEST(UniqueSlot, OwnsMovesAdoptsAndLeavesNoArmedSlotBehind) {
   zex::UniqueSlot next(pool);
   ASSERT_EQ(next.get().index, index) << "the pool hands the same slot out next";
   EXPECT_FALSE(next.thrown());
-  run_throwing(next, 9);
+  launcher.run(next.get(), 9);
   try {
-    next.check("maybe_throw", list);
+    next.check("maybe_throw", launcher.list());
     FAIL() << "the new owner's throw was dropped";
   } catch (const zex::KernelException& ex) {
     EXPECT_EQ(ex.launch_id(), 9u);
@@ -235,7 +241,6 @@ TEST(UniqueSlot, OwnsMovesAdoptsAndLeavesNoArmedSlotBehind) {
   zex::UniqueSlot empty;
   EXPECT_FALSE(empty.thrown());
   EXPECT_NO_THROW(empty.check("nothing"));
-  zeCommandListDestroy(list);
 }
 
 // ctest -R zex_tests_fault_slab_fill: the first slab's zeroing cannot be confirmed (its barrier fails).
