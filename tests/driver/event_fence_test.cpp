@@ -279,15 +279,9 @@ int load(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 }  // namespace
 
 TEST_F(Events, SignalledLaunchesRetireInOrder) {
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 200;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  *counter = 0;
-  std::fill(tickets, tickets + n, -1);
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n + 1);
   ze_event_handle_t gate = host_event(pool, n);
   std::vector<ze_event_handle_t> ev;
@@ -396,14 +390,9 @@ TEST_F(Events, CrossListWaitsOnPipelinedSignals) {
 // (settle_event); the retiring thread's later signal of the same launch must then do nothing: an event reset by
 // the host right after its wait stays reset.
 TEST_F(Events, EventResetRightAfterAHostWaitStaysReset) {
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 200;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  *counter = 0;
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(2);
   ze_event_handle_t e = make_event(pool, 0), last = make_event(pool, 1);
   ze_command_list_handle_t l = immediate_list();
@@ -425,13 +414,9 @@ TEST_F(Events, EventResetRightAfterAHostWaitStaysReset) {
 // After a host wait on the newest signal of an in-order list, every earlier signal of the list is seen too, as
 // on a GPU, even though the waiting thread signalled the newest one before the retiring thread got to either.
 TEST_F(Events, HostWaitOnTheNewestSignalShowsEveryEarlierOne) {
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 16;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n + 1);
   std::vector<ze_event_handle_t> ev;
   for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
@@ -491,14 +476,9 @@ TEST_F(Events, KernelTimestampsBracketTheKernel) {
 }
 
 TEST_F(Fences, FenceAfterSignalledLaunches) {
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 50;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  *counter = 0;
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n);
   std::vector<ze_event_handle_t> ev;
   for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
