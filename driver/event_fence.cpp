@@ -38,54 +38,59 @@ void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns) {
 }
 
 void reset_event(ze_event_handle_t e) {
-  cl_event old = nullptr;
+  std::shared_ptr<ArmedSignal> claim;  // released after the mutex
   change_and_notify(e, [&] {
-    std::swap(old, e->pending);
+    if (e->armed) e->armed->live = false;
+    claim.swap(e->armed);
     e->signalled.store(0, std::memory_order_release);
   });
-  if (old != nullptr) clReleaseEvent(old);
 }
 
-bool arm_event(ze_event_handle_t e, cl_event ev, uint64_t start_ns) {
-  if (clRetainEvent(ev) != CL_SUCCESS) return false;  // not armed: the retiring thread signals as before
-  cl_event old = ev;
+std::shared_ptr<ArmedSignal> arm_event(ze_event_handle_t e, cl_event ev, uint64_t start_ns) noexcept {
+  if (clRetainEvent(ev) != CL_SUCCESS) return nullptr;
+  std::shared_ptr<ArmedSignal> claim;
+  try {
+    claim = std::make_shared<ArmedSignal>(ev, start_ns);
+  } catch (...) {
+    clReleaseEvent(ev);
+    return nullptr;  // not armed: the retiring thread signals as usual
+  }
+  std::shared_ptr<ArmedSignal> old = claim;
   {
     std::lock_guard<std::mutex> lock(waiters(e).mutex);
-    std::swap(old, e->pending);  // an older pending launch (the event reused without a reset) is forgotten
-    e->pending_start_ns = start_ns;
+    if (e->armed) e->armed->live = false;  // the event reused without a reset: the newer launch counts
+    std::swap(old, e->armed);
   }
-  if (old != nullptr) clReleaseEvent(old);
-  return true;
+  return claim;
 }
 
-void signal_armed_event(ze_event_handle_t e, cl_event ev, uint64_t end_ns) {
-  bool mine = false;
+void signal_armed_event(ze_event_handle_t e, const ArmedSignal& claim, uint64_t end_ns) {
+  std::shared_ptr<ArmedSignal> ended;  // released after the mutex
+  // waiters(e) only hashes the address: `e` itself is read only once the claim is known live.
   change_and_notify(e, [&] {
-    if (e->pending != ev) return;
-    mine = true;
-    e->pending = nullptr;
-    e->start_ns = e->pending_start_ns;
+    if (!claim.live) return;
+    ended.swap(e->armed);  // == &claim
+    ended->live = false;
+    e->start_ns = claim.start_ns;
     e->end_ns = end_ns;
     e->signalled.store(1, std::memory_order_release);
   });
-  if (mine) clReleaseEvent(ev);
 }
 
 bool settle_event(ze_event_handle_t e, bool block) {
-  cl_event ev = nullptr;
+  std::shared_ptr<ArmedSignal> claim;
   {
     std::lock_guard<std::mutex> lock(waiters(e).mutex);
     if (e->signalled.load(std::memory_order_acquire)) return true;
-    if (e->pending == nullptr || clRetainEvent(e->pending) != CL_SUCCESS) return false;
-    ev = e->pending;
+    if (!e->armed) return false;
+    claim = e->armed;
   }
   cl_int status = CL_QUEUED;
-  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+  if (clGetEventInfo(claim->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
     status = CL_QUEUED;
   // A failed launch (negative status) signals too, as the retiring thread does; the list reports it.
-  if (status > CL_COMPLETE && block && clWaitForEvents(1, &ev) != CL_SUCCESS) status = -1;
-  if (status <= CL_COMPLETE) signal_armed_event(e, ev, now_ns());
-  clReleaseEvent(ev);
+  if (status > CL_COMPLETE && block && clWaitForEvents(1, &claim->ev) != CL_SUCCESS) status = -1;
+  if (status <= CL_COMPLETE) signal_armed_event(e, *claim, now_ns());
   return e->signalled.load(std::memory_order_acquire) != 0;
 }
 
@@ -193,12 +198,12 @@ ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent) {
   ZEXCPU_FAULT_POINT("zeEventDestroy");
   ZEXCPU_CHECK(check_event(hEvent));
   // Under the shard's mutex: a waiter that evaluates its predicate never sees a half-freed event.
-  cl_event pending = nullptr;
+  std::shared_ptr<ArmedSignal> claim;  // released after the mutex
   change_and_notify(hEvent, [&] {
     hEvent->magic = kDeadMagic;
-    std::swap(pending, hEvent->pending);
+    if (hEvent->armed) hEvent->armed->live = false;  // its launch's retirement must not touch it now
+    claim.swap(hEvent->armed);
   });
-  if (pending != nullptr) clReleaseEvent(pending);
   delete hEvent;
   return ZE_RESULT_SUCCESS;
 }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <cstdint>
 #include <string>
@@ -94,6 +95,23 @@ struct _ze_event_pool_handle_t {
   uint32_t count = 0;
 };
 
+namespace zexcpu {
+/// A signalled launch's claim on its event (arm_event), shared by the event and the launch's
+/// Retirement. Whoever ends it (the retiring thread's signal, a host thread's settle_event, a reset, a
+/// destroy) sets `live` false under the event's shard mutex; only while it is live does the event
+/// exist and wait for this launch, so the retiring thread never touches an event a host thread has
+/// seen signalled (and may have destroyed since).
+struct ArmedSignal {
+  cl_event ev = nullptr;  // retained; released with this record
+  uint64_t start_ns = 0;
+  bool live = true;
+  ArmedSignal(cl_event e, uint64_t start) : ev(e), start_ns(start) {}
+  ArmedSignal(const ArmedSignal&) = delete;
+  ArmedSignal& operator=(const ArmedSignal&) = delete;
+  ~ArmedSignal() { clReleaseEvent(ev); }
+};
+}  // namespace zexcpu
+
 struct _ze_event_handle_t {
   uint32_t magic = zexcpu::kEventMagic;
   ze_event_pool_handle_t pool = nullptr;
@@ -105,11 +123,9 @@ struct _ze_event_handle_t {
   // `signalled` is set, so a reader that saw the event signalled sees them.
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  /// The OpenCL event of the launch that will signal this event, while that launch is in flight
-  /// (retained; under the shard's mutex; see settle_event). Null when no launch is pending, or for
-  /// pools with kernel timestamps, whose end time only the retiring thread records.
-  cl_event pending = nullptr;
-  uint64_t pending_start_ns = 0;
+  /// The launch in flight that will signal this event, if it is armed (arm_event); under the shard's
+  /// mutex. Null otherwise, and always for pools with kernel timestamps.
+  std::shared_ptr<zexcpu::ArmedSignal> armed;
 };
 
 struct _ze_fence_handle_t {
@@ -165,19 +181,19 @@ template <typename Change> void change_and_notify(const void* object, Change cha
 
 /// Marks `e` signalled (recording [start_ns, end_ns] as its kernel timestamps) and wakes its waiters.
 void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns);
-/// Marks `e` not signalled (and forgets its pending launch: a later retirement of it signals nothing).
+/// Marks `e` not signalled (and ends its armed launch's claim: its retirement then signals nothing).
 void reset_event(ze_event_handle_t e);
 /// Arms `e` with the OpenCL event `ev` of the launch that signals it (retained here), so that a host
 /// thread waiting for `e` can wait on `ev` itself (settle_event) instead of waiting for the retiring
-/// thread to notice, signal and wake it: two thread hand-offs less per waited launch. False if not
-/// armed (the event is then signalled as an unarmed one).
-bool arm_event(ze_event_handle_t e, cl_event ev, uint64_t start_ns);
-/// The retiring thread's signal of an armed event: signals `e` only if `ev` is still its pending
-/// launch (not settled by a waiter already, not forgotten by a reset).
-void signal_armed_event(ze_event_handle_t e, cl_event ev, uint64_t end_ns);
-/// If `e` has a pending launch: with `block`, waits for its OpenCL event; without, only looks. Once
-/// that event is complete, signals `e` (as the retiring thread would: an in-order queue completes
-/// the launch after everything before it). Returns true if `e` is signalled afterwards.
+/// thread to notice, signal and wake it: two thread hand-offs less per waited launch. Returns the
+/// claim for the launch's Retirement, or null if not armed (then `e` is signalled as usual).
+std::shared_ptr<ArmedSignal> arm_event(ze_event_handle_t e, cl_event ev, uint64_t start_ns) noexcept;
+/// The retiring thread's signal of an armed event: signals `e` only if `claim` is still live
+/// (not settled by a waiter, not ended by a reset or destroy); touches `e` only then.
+void signal_armed_event(ze_event_handle_t e, const ArmedSignal& claim, uint64_t end_ns);
+/// If `e` is armed: with `block`, waits for the launch's OpenCL event; without, only looks. Once that
+/// event is complete, signals `e` (as the retiring thread would: an in-order queue completes the
+/// launch after everything before it). Returns true if `e` is signalled afterwards.
 bool settle_event(ze_event_handle_t e, bool block);
 /// Blocks until every event has been seen signalled (true; the events are waited for one after the
 /// other) or *abort becomes true (false). Whoever sets *abort then calls notify_all_waiters().

@@ -65,7 +65,7 @@ struct Job {
 struct Retirement {
   cl_event event = nullptr;  // owned: released once waited for
   ze_event_handle_t signal = nullptr;
-  bool armed = false;     // `signal` is armed with `event` (arm_event): signalled only if still pending
+  std::shared_ptr<ArmedSignal> armed;  // `signal`'s claim (arm_event): signalled only while it is live
   uint64_t start_ns = 0;  // the signal's kernel timestamp start; the end is when `event` is seen complete
   ze_fence_handle_t fence = nullptr;
   std::vector<std::shared_ptr<LaunchCommand>> launches;
@@ -387,10 +387,8 @@ class Worker {
     for (const auto& l : r.launches) l->completed();
     r.launches.clear();
     if (r.signal != nullptr) {
-      // An armed signal compares r.event with the event's pending launch: r.event is released only
-      // after, so that its address cannot be reused by a later launch meanwhile.
       if (r.armed)
-        signal_armed_event(r.signal, r.event, now_ns());
+        signal_armed_event(r.signal, *r.armed, now_ns());
       else
         signal_event(r.signal, r.start_ns, now_ns());
     }
