@@ -19,9 +19,15 @@ namespace {
 
 // vadd over n elements launched on `groups` groups of 256: work-items n..groups*256-1 go out of
 // bounds.
+constexpr uint32_t kVaddLine = __LINE__ + 3;  // the launch line below: every exception of vadd names it
 void launch_vadd(zex::Stream& s, zex::Kernel& k, Usm<float>& c, Usm<float>& a, Usm<float>& b, uint32_t n,
                  uint32_t groups, int level) {
   s.launch(k, cfg1d(groups, 256, level), c.get(), a.get(), b.get(), n);
+}
+
+// How the message names a kernel launched by launch_vadd (or on `line` of this file).
+std::string vadd_at(uint32_t line = kVaddLine) {
+  return "kernel 'vadd' (launched at stream_test.cpp:" + std::to_string(line) + ")";
 }
 
 // How many of a thread's iterations throw in EightThreadsWithTheirOwnStreamsCountExactly.
@@ -31,9 +37,12 @@ int caught_by(int t, int iters) {
   return n;
 }
 
-std::string l1_line(const std::string& kernel) {
-  return "KernelException: A BoundsError was thrown in kernel '" + kernel + "' on " + env().dev.name() +
-         ": Out-of-bounds array access";
+// The first line of a level-1/2 BoundsError of vadd over n = 1000 elements on 1024 work-items: the
+// index is the claimant's, and 24 work-items threw.
+std::string l1_line(const zex::KernelException& ex) {
+  return "KernelException: A BoundsError was thrown in " + vadd_at() + " on " + env().dev.name() +
+         ": Out-of-bounds array access: index " + std::to_string(ex.values().at(0)) +
+         ", length 1000\n24 work-items threw; the first to claim the report is shown.";
 }
 
 }  // namespace
@@ -46,7 +55,7 @@ TEST(Stream, Level0ReportsOnlyThatAnExceptionWasThrown) {
   launch_vadd(s, vadd, c, a, b, 1000, 4, 0);
   auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
   EXPECT_EQ(std::string(ex.what()),
-            "KernelException: An exception was thrown in kernel 'vadd' on " + e.dev.name() +
+            "KernelException: An exception was thrown in " + vadd_at() + " on " + e.dev.name() +
                 "\nHint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
                 "the exception's name and reason.");
   EXPECT_EQ(ex.debug_level(), 0);
@@ -59,6 +68,10 @@ TEST(Stream, Level0ReportsOnlyThatAnExceptionWasThrown) {
   EXPECT_FALSE(ex.group_id().has_value());
   EXPECT_FALSE(ex.local_id().has_value());
   EXPECT_TRUE(ex.frames().empty());
+  EXPECT_TRUE(ex.values().empty()) << "level 0 records no values";
+  EXPECT_EQ(ex.thrower_count(), 1u) << "level 0 counts nothing";
+  ASSERT_TRUE(ex.launch_site().has_value()) << "the site is host-side: every level has it";
+  EXPECT_EQ(ex.launch_site()->line, kVaddLine);
 }
 
 TEST(Stream, Level1ReportsNameAndReason) {
@@ -68,8 +81,13 @@ TEST(Stream, Level1ReportsNameAndReason) {
   Usm<float> a(1024), b(1024), c(1024);
   launch_vadd(s, vadd, c, a, b, 1000, 4, 1);
   auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_EQ(ex.values().size(), 2u);
+  EXPECT_GE(ex.values()[0], 1000u);
+  EXPECT_LT(ex.values()[0], 1024u);
+  EXPECT_EQ(ex.values()[1], 1000u);
+  EXPECT_EQ(ex.thrower_count(), 24u);
   EXPECT_EQ(std::string(ex.what()),
-            l1_line("vadd") +
+            l1_line(ex) +
                 "\nHint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
                 "the work-item that threw and a stacktrace.");
   EXPECT_EQ(ex.debug_level(), 1);
@@ -103,7 +121,8 @@ TEST(Stream, Level2ReportsTheWorkItemAndTheStacktrace) {
   auto tri = [](const std::array<uint64_t, 3>& v) {
     return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
   };
-  EXPECT_EQ(std::string(ex.what()), l1_line("vadd") + "\nThrown by work-item " + tri(g) + " in work-group " +
+  EXPECT_EQ(ex.values(), (std::vector<uint64_t>{g[0], 1000}));
+  EXPECT_EQ(std::string(ex.what()), l1_line(ex) + "\nThrown by work-item " + tri(g) + " in work-group " +
                                         tri(grp) + ".\nStacktrace:\n [1] vadd at " + zex_test::kernel_source() +
                                         ":" + std::to_string(zex_test::line_of("vadd")));
 }
@@ -117,6 +136,7 @@ TEST(Stream, Level2InTwoDimensionsNamesTheExactWorkItem) {
   cfg.groups = {2, 3, 1};
   cfg.group_size = {4, 2, 1};
   cfg.debug_level = 2;
+  const uint32_t line = __LINE__ + 1;
   s.launch(k, cfg, out.get(), uint32_t(5), uint32_t(3));
   auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
   EXPECT_EQ(*ex.global_id(), (std::array<uint64_t, 3>{5, 3, 0}));
@@ -128,7 +148,8 @@ TEST(Stream, Level2InTwoDimensionsNamesTheExactWorkItem) {
   ASSERT_EQ(ex.frames().size(), 1u);
   EXPECT_EQ(ex.frames()[0].function, "throw_at");
   EXPECT_EQ(ex.frames()[0].line, zex_test::line_of("throw_at"));
-  EXPECT_EQ(std::string(ex.what()).rfind("KernelException: A DomainError was thrown in kernel 'throw_at' on " +
+  EXPECT_EQ(std::string(ex.what()).rfind("KernelException: A DomainError was thrown in kernel 'throw_at' "
+                                             "(launched at stream_test.cpp:" + std::to_string(line) + ") on " +
                                              e.dev.name() + ": sqrt of a negative number\nThrown by work-item "
                                              "(5, 3, 0) in work-group (1, 1, 0).\nStacktrace:\n [1] throw_at at ",
                                          0),
@@ -145,10 +166,14 @@ TEST(Stream, CustomThrowAtLevel1) {
   zex::Kernel k = e.mod.kernel("throw_at");
   zex::Stream s(e.dev);
   Usm<int> out(64);
+  const uint32_t line = __LINE__ + 1;
   s.launch(k, cfg1d(4, 16, 1), out.get(), uint32_t(17), uint32_t(0));
   auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_TRUE(ex.values().empty()) << "ZEX_THROW records no values";
+  EXPECT_EQ(ex.thrower_count(), 1u);
   EXPECT_EQ(std::string(ex.what()),
-            "KernelException: A DomainError was thrown in kernel 'throw_at' on " + e.dev.name() +
+            "KernelException: A DomainError was thrown in kernel 'throw_at' (launched at stream_test.cpp:" +
+                std::to_string(line) + ") on " + e.dev.name() +
                 ": sqrt of a negative number\nHint: launch with debug_level=2 (LaunchConfig::debug_level or "
                 "ZEX_DEBUG_LEVEL=2) to see the work-item that threw and a stacktrace.");
 }

@@ -26,13 +26,17 @@
 namespace zexcpu {
 namespace {
 
-constexpr const char* kThrowEntry = "zex_report_exception";
+// The throw entry points of the report ABI: without values (version 1) and with them (version 2,
+// what ZEX_CHECK_BOUNDS calls).
+bool is_throw_entry(llvm::StringRef name) {
+  return name == "zex_report_exception" || name == "zex_report_exception_values";
+}
 
-bool calls_named(const llvm::BasicBlock& bb, llvm::StringRef name) {
+bool calls_throw(const llvm::BasicBlock& bb) {
   for (const llvm::Instruction& i : bb)
     if (auto* cb = llvm::dyn_cast<llvm::CallBase>(&i))
       if (const llvm::Function* f = cb->getCalledFunction())
-        if (f->getName() == name) return true;
+        if (is_throw_entry(f->getName())) return true;
   return false;
 }
 
@@ -133,7 +137,7 @@ unsigned version_bounds_checks(llvm::Module& m) {
       for (Instruction& i : bb)
         if (auto* cb = dyn_cast<CallBase>(&i)) {
           Function* callee = cb->getCalledFunction();
-          if (callee && callee->getName() == kThrowEntry) throws = true;
+          if (callee && is_throw_entry(callee->getName())) throws = true;
           // Barriers and group collectives: PoCL would have to prove the version branch uniform.
           if (cb->isConvergent() || !callee || callee->getName().contains("barrier") ||
               callee->getName().contains("work_group"))
@@ -145,7 +149,7 @@ unsigned version_bounds_checks(llvm::Module& m) {
     // unconditionally into one (the merged cold block's phis sit in such a chain's target).
     auto leads_to_throw = [&](BasicBlock* b) {
       for (int steps = 0; b && steps < 8; ++steps) {
-        if (calls_named(*b, kThrowEntry)) return true;
+        if (calls_throw(*b)) return true;
         for (Instruction& i : *b)
           if (i.mayHaveSideEffects()) return false;
         b = b->getSingleSuccessor();
@@ -188,7 +192,7 @@ unsigned version_bounds_checks(llvm::Module& m) {
       while (!stack.empty() && !throw_reachable) {
         BasicBlock* b = stack.back();
         stack.pop_back();
-        if (calls_named(*b, kThrowEntry)) throw_reachable = true;
+        if (calls_throw(*b)) throw_reachable = true;
         auto it = folded.find(b);
         Instruction* t = b->getTerminator();
         for (unsigned s = 0; s < t->getNumSuccessors(); ++s) {

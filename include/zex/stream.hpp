@@ -67,6 +67,57 @@ struct LaunchConfig {
   int debug_level = -1;
 };
 
+/// The LaunchConfig parameter of Stream::launch, with the host line of the call: implicitly built from
+/// a LaunchConfig, its default arguments are evaluated at the caller's line, so `stream.launch(k, cfg,
+/// ...)` records where it was called without changing how it is called (C++17 has no
+/// std::source_location). Holds a reference: it lives for the launch call only. The file is a string
+/// literal of static storage, so recording it allocates nothing.
+struct LaunchAt {
+  const LaunchConfig& cfg;
+  const char* file;
+  uint32_t line;
+  LaunchAt(const LaunchConfig& c, const char* f = __builtin_FILE(),  // NOLINT: implicit on purpose
+           uint32_t l = __builtin_LINE()) noexcept
+      : cfg(c), file(f), line(l) {}
+};
+
+class Stream;
+
+namespace detail {
+// What a zex::Event shares with its stream: the event (its own one-event pool), the launch id of the
+// mark, and the stream to raise through while the stream lives (src/stream.cpp).
+struct EventState;
+}  // namespace detail
+
+/// A mark in a stream's launches (Stream::record()): waiting on it waits for every launch recorded
+/// before it. A cheap handle (copies share the mark). Waits on any thread; raising a launch's
+/// exception is a use of the stream (one thread at a time, as for the stream's own calls).
+class Event {
+ public:
+  Event() noexcept = default;
+  /// Waits until every launch before the mark has finished. If one of them threw and the exception
+  /// has not been raised yet (by Stream::synchronize or another wait), raises it here, exactly as
+  /// Stream::synchronize() would have, and resets the stream's report: each exception is raised once,
+  /// by whichever wait sees it first. A throw from a launch after the mark is left to later waits.
+  /// Once the stream is destroyed, only waits.
+  /// @throws KernelException; ZeError if the wait fails; std::logic_error on an empty Event, or if
+  ///         it must raise while another thread uses the stream
+  void synchronize();
+  /// True if every launch before the mark has finished, without waiting or raising.
+  /// @throws ZeError if the query fails; std::logic_error on an empty Event
+  bool ready() const;
+  /// The Level Zero event the mark signals (for interop: wait on it with your own commands).
+  ze_event_handle_t handle() const noexcept;
+  /// The first launch id after the mark (launches with smaller ids are before it).
+  uint64_t mark_launch_id() const noexcept;
+  explicit operator bool() const noexcept { return static_cast<bool>(s_); }
+
+ private:
+  friend class Stream;
+  explicit Event(std::shared_ptr<detail::EventState> s) noexcept : s_(std::move(s)) {}
+  std::shared_ptr<detail::EventState> s_;
+};
+
 /// A __local (work-group local memory) kernel argument of `bytes` bytes: pass zex::local(n).
 struct LocalMemory {
   size_t bytes;
@@ -176,8 +227,12 @@ class Stream {
   ///         kernel, the argument and both types; wrong argument count, naming the kernel and the counts; bad
   ///         debug level or ZEX_DEBUG_LEVEL; a zero in groups or group_size; 2^64 work-items or more); ZeError (build failure
   ///         with the build log, a rejected argument, a failed append)
+  ///
+  /// The call's file and line are recorded with the launch (LaunchAt, from the LaunchConfig) and shown
+  /// by the KernelException of a throw in it (launch_site()).
   template <class... Args>
-  void launch(const Kernel& kernel, const LaunchConfig& cfg, const Args&... args) {
+  void launch(const Kernel& kernel, LaunchAt at, const Args&... args) {
+    const LaunchConfig& cfg = at.cfg;
     Impl& s = live();
     Impl::Use use(s);
     const int level = s.level_for(cfg.debug_level);
@@ -209,9 +264,11 @@ class Stream {
     const uint64_t id = s.next_id;
     const zex_state_t state = SlabPool::state(s.slot, id);
     detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, detail::param_kind::kOther, *ks.name);
-    // A launch of another kernel or level than the last starts a run (reserved before the append, so
-    // that recording it after cannot fail).
-    const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level;
+    // A launch of another kernel or level than the last, or from another line, starts a run (reserved
+    // before the append, so that recording it after cannot fail). A loop launching from one line stays
+    // one run: the site costs two compares and no allocation per launch.
+    const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level ||
+                         s.runs.back().file != at.file || s.runs.back().line != at.line;
     if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
     const ze_group_count_t groups{g.x, g.y, g.z};
     Impl::Command c;
@@ -220,7 +277,7 @@ class Stream {
     if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
     s.end_command();
     ++s.next_id;
-    if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_});
+    if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_, at.file, at.line});
   }
 
   /// Waits for everything launched so far (one host wait). If a work-item threw, decodes the
@@ -279,6 +336,18 @@ class Stream {
     s.user_waits.push_back(event);
   }
 
+  /// Marks the stream's position: the returned Event is signalled once every launch so far has
+  /// finished, and its synchronize() raises a throw of those launches (Event::synchronize). One
+  /// barrier appended; the event comes from its own one-event pool (cold: not per launch).
+  /// @throws ZeError if the event cannot be created or the barrier appended
+  Event record();
+
+  /// Makes every later command of this stream wait for `event` (recorded on any stream, usually
+  /// another): ordering only, nothing is raised here; the recording stream's exception stays with
+  /// that stream's waits. Appends nothing; the stream keeps the event alive until it has waited past it.
+  /// @throws std::logic_error on an empty Event; std::bad_alloc
+  void wait(const Event& event);
+
   /// Signals `event` once everything launched on the stream so far has finished: one barrier appended
   /// (which also carries any event given to wait()). For ordering the runtime's own work after the
   /// stream's.
@@ -326,6 +395,8 @@ class Stream {
       uint64_t first_id;
       int level;
       std::shared_ptr<Kernel::State> kernel;
+      const char* file;  // the launch site (LaunchAt): a string literal, compared by address
+      uint32_t line;
     };
     // The signal and waits of the next appended command.
     struct Command {
@@ -357,6 +428,8 @@ class Stream {
     std::vector<Run> runs;
     std::vector<ze_event_handle_t> user_waits;  // from wait(): joins the next command
     std::vector<ze_event_handle_t> wait_buf;    // that command's wait list, when it has them
+    std::vector<std::shared_ptr<detail::EventState>> held;  // Events wait() joined: alive until waited past
+    std::shared_ptr<void*> link;  // what this stream's Events hold: points here until the destructor
 
     explicit Impl(const Device& d);
     Impl(const Impl&) = delete;
@@ -428,6 +501,7 @@ class Stream {
 
     // Everything has finished: raise if a work-item threw, else forget the runs.
     void after_wait() {
+      if (__builtin_expect(!held.empty(), 0) && user_waits.empty()) held.clear();
       if (__builtin_expect(SlabPool::thrown(slot), 0)) raise();
       if (!runs.empty()) runs.clear();
     }
@@ -458,8 +532,13 @@ class Stream {
 
     const Run* find(uint64_t id) const;
 
-    [[noreturn]] void raise();
+    // Raises the pending exception; `all_done`: every launch has finished (synchronize), else an
+    // Event's wait (later launches may still run, so their runs are kept).
+    [[noreturn]] void raise(bool all_done = true);
+    // Event::synchronize: raises if a launch before `mark` threw and nobody raised it yet.
+    void raise_before(uint64_t mark);
   };
+  friend class Event;
 
   Impl& live() const {
     if (__builtin_expect(!s_, 0)) throw_moved_from();
