@@ -67,7 +67,7 @@ static inline bool zex_is_claimant(zex_state_t zex) {
 
 /* The body of both throw entry points, inlined into each: a throw without values records a count
    of 0, which a level-1 module folds into one store. */
-static inline int zex_report(zex_state_t zex, __constant char* name, __constant char* reason, uint count,
+__attribute__((always_inline)) static inline int zex_report(zex_state_t zex, __constant char* name, __constant char* reason, uint count,
                              uint kind, ulong a, ulong b) {
   /* Every throwing work-item counts itself, claimant or not, before the claim: from level 1 up, as
      level 0 stays a CAS and three stores. The count lives next to the claim word in device memory so

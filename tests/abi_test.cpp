@@ -36,7 +36,8 @@ static_assert(sizeof(zex_report_t::status) == 4 && sizeof(zex_report_t::debug_le
               "field widths");
 
 TEST(Abi, ConstantsHaveTheirDocumentedValues) {
-  EXPECT_EQ(ZEX_ABI_VERSION, 1u);
+  EXPECT_EQ(ZEX_ABI_VERSION, 2u);
+  EXPECT_EQ(ZEX_ABI_VERSION_MIN, 1u);
   EXPECT_EQ(ZEX_SPEC_ID_DEBUG_LEVEL, 2053470257);  // "zex1"
   EXPECT_EQ(ZEX_MAX_FRAMES, 16);
   EXPECT_EQ(ZEX_STATUS_NONE, 0u);

@@ -45,16 +45,6 @@ void zex_signal_exception(zex_state_t zex);
    helper function cannot declare the __constant (program-scope) struct it would need. */
 /* Work-items that lose the claim skip the other two calls (they would be no-ops for them, after an
    atomic read of the claim word each). */
-#define ZEX_THROW(zex, name, reason)                                           \
-  do {                                                                         \
-    if (zex_report_exception((zex), (name), (reason))) {                       \
-      zex_report_frame((zex), 0u, (__constant char*)__func__, __FILE__,         \
-                       (uint)__LINE__);                                        \
-      zex_signal_exception((zex));                                             \
-    }                                                                          \
-    return;                                                                    \
-  } while (0)
-
 /* ZEX_THROW that also records operand values (level >= 1), printed by the host as "values a, b";
    ZEX_THROW_VALUE records one. Values are converted to 64 bits (ulong) and printed unsigned. */
 #define ZEX_THROW_VALUES_KIND(zex, name, reason, count, kind, a, b)            \
@@ -67,6 +57,12 @@ void zex_signal_exception(zex_state_t zex);
     }                                                                          \
     return;                                                                    \
   } while (0)
+/* Every macro calls the one entry point zex_report_exception_values (a throw without values passes a
+   count of 0), so that all throw sites of a function have the same shape and zex's merge pass can
+   share one cold region between them (docs/spirv-passes.md); zex_report_exception stays for
+   compilers that record no values. */
+#define ZEX_THROW(zex, name, reason)                                           \
+  ZEX_THROW_VALUES_KIND((zex), (name), (reason), 0u, ZEX_VALUES_PLAIN, 0, 0)
 #define ZEX_THROW_VALUES(zex, name, reason, a, b)                              \
   ZEX_THROW_VALUES_KIND((zex), (name), (reason), 2u, ZEX_VALUES_PLAIN, (a), (b))
 #define ZEX_THROW_VALUE(zex, name, reason, a)                                  \
