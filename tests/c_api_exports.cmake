@@ -1,5 +1,6 @@
 # ctest -R c_api_exports: libzex.so's dynamic symbol table holds the zex_* functions of <zex/zex.h>
 # and nothing else, and its SONAME is libzex.so.<ZEX_C_API_VERSION>.
+cmake_policy(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/run_steps.cmake)
 zex_require_vars(c_api_exports.cmake LIB NM READELF SONAME HEADER)
 
