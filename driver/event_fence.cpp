@@ -38,7 +38,55 @@ void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns) {
 }
 
 void reset_event(ze_event_handle_t e) {
-  change_and_notify(e, [&] { e->signalled.store(0, std::memory_order_release); });
+  cl_event old = nullptr;
+  change_and_notify(e, [&] {
+    std::swap(old, e->pending);
+    e->signalled.store(0, std::memory_order_release);
+  });
+  if (old != nullptr) clReleaseEvent(old);
+}
+
+bool arm_event(ze_event_handle_t e, cl_event ev, uint64_t start_ns) {
+  if (clRetainEvent(ev) != CL_SUCCESS) return false;  // not armed: the retiring thread signals as before
+  cl_event old = ev;
+  {
+    std::lock_guard<std::mutex> lock(waiters(e).mutex);
+    std::swap(old, e->pending);  // an older pending launch (the event reused without a reset) is forgotten
+    e->pending_start_ns = start_ns;
+  }
+  if (old != nullptr) clReleaseEvent(old);
+  return true;
+}
+
+void signal_armed_event(ze_event_handle_t e, cl_event ev, uint64_t end_ns) {
+  bool mine = false;
+  change_and_notify(e, [&] {
+    if (e->pending != ev) return;
+    mine = true;
+    e->pending = nullptr;
+    e->start_ns = e->pending_start_ns;
+    e->end_ns = end_ns;
+    e->signalled.store(1, std::memory_order_release);
+  });
+  if (mine) clReleaseEvent(ev);
+}
+
+bool settle_event(ze_event_handle_t e, bool block) {
+  cl_event ev = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(waiters(e).mutex);
+    if (e->signalled.load(std::memory_order_acquire)) return true;
+    if (e->pending == nullptr || clRetainEvent(e->pending) != CL_SUCCESS) return false;
+    ev = e->pending;
+  }
+  cl_int status = CL_QUEUED;
+  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+    status = CL_QUEUED;
+  // A failed launch (negative status) signals too, as the retiring thread does; the list reports it.
+  if (status > CL_COMPLETE && block && clWaitForEvents(1, &ev) != CL_SUCCESS) status = -1;
+  if (status <= CL_COMPLETE) signal_armed_event(e, ev, now_ns());
+  clReleaseEvent(ev);
+  return e->signalled.load(std::memory_order_acquire) != 0;
 }
 
 bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort) {
@@ -145,7 +193,12 @@ ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent) {
   ZEXCPU_FAULT_POINT("zeEventDestroy");
   ZEXCPU_CHECK(check_event(hEvent));
   // Under the shard's mutex: a waiter that evaluates its predicate never sees a half-freed event.
-  change_and_notify(hEvent, [&] { hEvent->magic = kDeadMagic; });
+  cl_event pending = nullptr;
+  change_and_notify(hEvent, [&] {
+    hEvent->magic = kDeadMagic;
+    std::swap(pending, hEvent->pending);
+  });
+  if (pending != nullptr) clReleaseEvent(pending);
   delete hEvent;
   return ZE_RESULT_SUCCESS;
 }
@@ -164,13 +217,17 @@ ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t
   ZEXCPU_FAULT_POINT("zeEventHostSynchronize");
   ZEXCPU_CHECK(check_event(hEvent));
   if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
+  // Waiting for good on a pending launch: wait on its OpenCL event here, as clFinish would, rather
+  // than for the retiring thread to see it complete and wake this thread.
+  if (timeout == UINT64_MAX && settle_event(hEvent, /*block=*/true)) return ZE_RESULT_SUCCESS;
   return host_wait(hEvent, timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; });
 }
 
 ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent) {
   ZEXCPU_FAULT_POINT("zeEventQueryStatus");
   ZEXCPU_CHECK(check_event(hEvent));
-  return hEvent->signalled.load(std::memory_order_acquire) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+  if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
+  return settle_event(hEvent, /*block=*/false) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }
 
 ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t hEvent) {

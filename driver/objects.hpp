@@ -105,6 +105,11 @@ struct _ze_event_handle_t {
   // `signalled` is set, so a reader that saw the event signalled sees them.
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
+  /// The OpenCL event of the launch that will signal this event, while that launch is in flight
+  /// (retained; under the shard's mutex; see settle_event). Null when no launch is pending, or for
+  /// pools with kernel timestamps, whose end time only the retiring thread records.
+  cl_event pending = nullptr;
+  uint64_t pending_start_ns = 0;
 };
 
 struct _ze_fence_handle_t {
@@ -160,8 +165,20 @@ template <typename Change> void change_and_notify(const void* object, Change cha
 
 /// Marks `e` signalled (recording [start_ns, end_ns] as its kernel timestamps) and wakes its waiters.
 void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns);
-/// Marks `e` not signalled.
+/// Marks `e` not signalled (and forgets its pending launch: a later retirement of it signals nothing).
 void reset_event(ze_event_handle_t e);
+/// Arms `e` with the OpenCL event `ev` of the launch that signals it (retained here), so that a host
+/// thread waiting for `e` can wait on `ev` itself (settle_event) instead of waiting for the retiring
+/// thread to notice, signal and wake it: two thread hand-offs less per waited launch. False if not
+/// armed (the event is then signalled as an unarmed one).
+bool arm_event(ze_event_handle_t e, cl_event ev, uint64_t start_ns);
+/// The retiring thread's signal of an armed event: signals `e` only if `ev` is still its pending
+/// launch (not settled by a waiter already, not forgotten by a reset).
+void signal_armed_event(ze_event_handle_t e, cl_event ev, uint64_t end_ns);
+/// If `e` has a pending launch: with `block`, waits for its OpenCL event; without, only looks. Once
+/// that event is complete, signals `e` (as the retiring thread would: an in-order queue completes
+/// the launch after everything before it). Returns true if `e` is signalled afterwards.
+bool settle_event(ze_event_handle_t e, bool block);
 /// Blocks until every event has been seen signalled (true; the events are waited for one after the
 /// other) or *abort becomes true (false). Whoever sets *abort then calls notify_all_waiters().
 bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort);

@@ -65,6 +65,7 @@ struct Job {
 struct Retirement {
   cl_event event = nullptr;  // owned: released once waited for
   ze_event_handle_t signal = nullptr;
+  bool armed = false;     // `signal` is armed with `event` (arm_event): signalled only if still pending
   uint64_t start_ns = 0;  // the signal's kernel timestamp start; the end is when `event` is seen complete
   ze_fence_handle_t fence = nullptr;
   std::vector<std::shared_ptr<LaunchCommand>> launches;
@@ -314,6 +315,11 @@ class Worker {
       // on the in-order queue, its completion means that it and everything before it has finished.
       ze_result_t e = c.launch->enqueue(queue_, c.signal != nullptr ? &r.event : nullptr);
       record(e);
+      // A host thread waiting for the signal may then wait on the OpenCL event itself (settle_event).
+      // Not for timestamp pools: their end time is when this thread sees the launch complete.
+      if (e == ZE_RESULT_SUCCESS && r.event != nullptr && !(c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) {
+        r.armed = arm_event(c.signal, r.event, start);
+      }
       if (e == ZE_RESULT_SUCCESS) unretired_launches_.push_back(c.launch);
       if (c.signal == nullptr && unretired_launches_.size() >= kMaxUnretired) hand_off(Retirement{});
     } else if (c.body) {
@@ -377,12 +383,21 @@ class Worker {
         status = CL_QUEUED;
       if (status > CL_COMPLETE && clWaitForEvents(1, &r.event) != CL_SUCCESS) status = -1;
       if (status < CL_COMPLETE && err == ZE_RESULT_SUCCESS) err = ZE_RESULT_ERROR_DEVICE_LOST;
-      clReleaseEvent(r.event);
-      r.event = nullptr;
     }
     for (const auto& l : r.launches) l->completed();
     r.launches.clear();
-    if (r.signal != nullptr) signal_event(r.signal, r.start_ns, now_ns());
+    if (r.signal != nullptr) {
+      // An armed signal compares r.event with the event's pending launch: r.event is released only
+      // after, so that its address cannot be reused by a later launch meanwhile.
+      if (r.armed)
+        signal_armed_event(r.signal, r.event, now_ns());
+      else
+        signal_event(r.signal, r.start_ns, now_ns());
+    }
+    if (r.event != nullptr) {
+      clReleaseEvent(r.event);
+      r.event = nullptr;
+    }
     if (r.fence != nullptr) signal_fence(r.fence);
     if (r.jobs > 0 || err != ZE_RESULT_SUCCESS) {
       change_and_notify(this, [&] {

@@ -297,6 +297,7 @@ Stream::Impl::Impl(const Device& d) : dev(d), pool(&d.slab_pool()) {
   const detail::DeviceInfo& info = d.info();
   host_sync = info.lists_in_order ? info.host_synchronize : nullptr;
   chain = !info.lists_in_order;
+  events.assign(kEvents, nullptr);  // before anything that needs undoing; unused on the list path
   slot = pool->acquire();
   ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, d.compute_ordinal(), 0, info.list_flags,
                              ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
@@ -350,6 +351,7 @@ Stream::Impl::~Impl() {
   for (auto e : events)
     if (e) zeEventDestroy(e);
   if (event_pool) zeEventPoolDestroy(event_pool);
+  for (auto p : grown_pools) zeEventPoolDestroy(p);
   zeCommandListDestroy(list);
   // A slot whose state is unknown (the device failed) is leaked rather than handed to a new stream
   // that a late write could corrupt.
@@ -357,34 +359,84 @@ Stream::Impl::~Impl() {
 }
 
 ze_event_handle_t Stream::Impl::create_event() {
-  ze_event_handle_t& e = events[seq % kEvents];
+  // Only the first kEvents are created here, lazily, from the first pool: grow() fills the ring.
+  ze_event_handle_t& e = ring(seq);
   ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, static_cast<uint32_t>(seq % kEvents),
                      ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
   check(zeEventCreate(event_pool, &ed, &e), "zeEventCreate", "creating a zex::Stream's event");
   return e;
 }
 
+void Stream::Impl::make_room() {
+  // A launch in the window waits for a runtime's event, and the oldest half has not finished: it may
+  // be waiting for an event that only this thread will signal, after more launches. Waiting here
+  // would deadlock; grow instead (bounded by kMaxEvents; the common case, no wait(), never grows).
+  if (user_wait_end > done && events.size() < kMaxEvents) {
+    ze_result_t r = zeEventQueryStatus(ring(done + events.size() / 2));
+    if (r == ZE_RESULT_NOT_READY) return grow();
+    if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, "zeEventQueryStatus", "waiting for a zex::Stream");
+  }
+  retire_oldest();
+}
+
+void Stream::Impl::grow() {
+  // Every event is pending (seq - done == n). The new ring keeps each one at its new position
+  // q & (2n - 1) and gets n new events from a new pool of n. Built aside, so that a failure leaves
+  // the stream as it was.
+  const size_t n = events.size();
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                          static_cast<uint32_t>(n)};
+  ze_device_handle_t h = dev.handle();
+  ze_event_pool_handle_t p = nullptr;
+  check(zeEventPoolCreate(dev.context_handle(), &pd, 1, &h, &p), "zeEventPoolCreate", "growing a zex::Stream's events");
+  std::vector<ze_event_handle_t> grown(2 * n, nullptr);
+  auto fail = [&](ze_result_t r, const char* call) {
+    for (uint64_t q = seq; q < done + 2 * n; ++q)
+      if (grown[q & (2 * n - 1)]) zeEventDestroy(grown[q & (2 * n - 1)]);
+    zeEventPoolDestroy(p);
+    throw ZeError(r, call, "growing a zex::Stream's events");
+  };
+  try {
+    grown_pools.reserve(grown_pools.size() + 1);
+  } catch (...) {
+    fail(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, "std::vector::reserve");
+  }
+  for (uint64_t q = done; q < seq; ++q) grown[q & (2 * n - 1)] = ring(q);
+  uint32_t index = 0;
+  for (uint64_t q = seq; q < done + 2 * n; ++q) {
+    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, index++, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+    ze_result_t r = zeEventCreate(p, &ed, &grown[q & (2 * n - 1)]);
+    if (r != ZE_RESULT_SUCCESS) {
+      grown[q & (2 * n - 1)] = nullptr;
+      fail(r, "zeEventCreate");
+    }
+  }
+  grown_pools.push_back(p);
+  events.swap(grown);
+}
+
 void Stream::Impl::retire_oldest() {
-  // kEvents commands are pending. Wait for the one at done + kEvents/2: once it has finished, so has
-  // every command before it (the chain, or an in-order list), and each of those commands' events has
-  // been waited for by its successor, so the oldest half can be reset and reused. The newest half
-  // stays queued: the device never runs dry here.
-  constexpr uint64_t kHalf = kEvents / 2;
-  ze_result_t r = zeEventHostSynchronize(events[(done + kHalf) % kEvents], UINT64_MAX);
+  // Every event is pending. Wait for the command at done + n/2: once it has finished, so has every
+  // command before it (the chain, or an in-order list), and each of those commands' events has been
+  // waited for by its successor, so the oldest half can be reset and reused. The newest half stays
+  // queued: the device never runs dry here.
+  const uint64_t half = events.size() / 2;
+  ze_result_t r = zeEventHostSynchronize(ring(done + half), UINT64_MAX);
   if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, "zeEventHostSynchronize", "waiting for a zex::Stream");
-  for (uint64_t q = done; q < done + kHalf; ++q)
-    check(zeEventHostReset(events[q % kEvents]), "zeEventHostReset", "resetting a zex::Stream's event");
-  done += kHalf;
+  for (uint64_t q = done; q < done + half; ++q)
+    check(zeEventHostReset(ring(q)), "zeEventHostReset", "resetting a zex::Stream's event");
+  done += half;
 }
 
 bool Stream::Impl::query() const {
-  ze_result_t r = host_sync ? host_sync(list, 0) : zeEventQueryStatus(events[(seq - 1) % kEvents]);
+  ze_result_t r = host_sync ? host_sync(list, 0) : zeEventQueryStatus(ring(seq - 1));
   if (r == ZE_RESULT_NOT_READY) return false;
   check(r, host_sync ? "zeCommandListHostSynchronize" : "zeEventQueryStatus", "polling a zex::Stream");
   return true;
 }
 
 void Stream::Impl::gather_waits(Command& c) {
+  user_wait_end = seq + 1;  // this command (or, for a signal() barrier, the next one) waits for them
   wait_buf.assign(user_waits.begin(), user_waits.end());
   if (c.prev) wait_buf.push_back(c.prev);
   c.num_waits = static_cast<uint32_t>(wait_buf.size());

@@ -513,6 +513,40 @@ TEST(Stream, WaitsForAndSignalsTheRuntimesEvents) {
   EXPECT_EQ(zeEventQueryStatus(ev.ev[1]), ZE_RESULT_SUCCESS);
 }
 
+// A runtime queues many launches behind an event that only its own thread signals later: on the event
+// path the stream grows its events rather than wait for launches that cannot run yet (Stream::kEvents).
+TEST(Stream, ManyLaunchesQueuedBehindTheCallersOwnEventDoNotDeadlock) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  zex::Stream s(e.dev);
+  Events ev;
+  Usm<uint32_t> count(1);
+  // If a launch blocked, only this guard would let it go, after 30 s: then `guarded` says it did.
+  std::atomic<bool> launched{false}, guarded{false};
+  std::thread guard([&] {
+    for (int i = 0; i < 3000 && !launched.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!launched.load()) {
+      guarded = true;
+      zeEventHostSignal(ev.ev[0]);
+    }
+  });
+  const uint32_t n = 5 * zex::Stream::kEvents + 3;  // grows twice on the event path
+  s.wait(ev.ev[0]);
+  for (uint32_t i = 0; i < n; ++i) s.launch(k, cfg1d(1, 1, 1), count.get(), uint32_t(i == n - 2));
+  launched = true;
+  guard.join();
+  EXPECT_FALSE(guarded.load()) << "a launch waited for launches queued behind the caller's own event";
+  EXPECT_FALSE(s.ready());
+  EXPECT_EQ(__atomic_load_n(&count[0], __ATOMIC_ACQUIRE), 0u) << "ran before the event was signalled";
+  ASSERT_EQ(zeEventHostSignal(ev.ev[0]), ZE_RESULT_SUCCESS);
+  // Every launch ran once; the one that threw is reported; the stream goes on as usual afterwards.
+  EXPECT_EQ(zex_test::expect_kernel_exception([&] { s.synchronize(); }).kernel_name(), "maybe_throw");
+  EXPECT_EQ(count[0], n - 1);  // the launch that threw counts nothing
+  for (uint32_t i = 0; i < 3 * zex::Stream::kEvents; ++i) s.launch(k, cfg1d(1, 1, 1), count.get(), 0u);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(count[0], n - 1 + 3 * zex::Stream::kEvents);
+}
+
 TEST(LaunchConfig, ExtentsFromAnyIntegers) {
   zex::LaunchConfig c;
   EXPECT_EQ(c.groups, zex::Dim3(1, 1, 1));

@@ -69,69 +69,77 @@ zex::LaunchConfig one_item(int level = 1) {
   return c;
 }
 
-// The raw Level Zero baseline, done the way zex does it (Level Zero 1.4 has no
-// zeCommandListHostSynchronize): its own immediate list, a kernel created from the same (level-1)
-// module, an event per launch from a small ring, one host wait on the newest event and host resets
-// of the ones used, and a slot for the zex_state_t argument the kernel takes.
-class Raw {
- public:
-  static constexpr uint32_t kEvents = 64;
-  Raw() {
+// What every raw baseline owns: a kernel created from the same (level-1) module as zex's, its own
+// immediate list, `events` events from a pool of its own, and a slot for the zex_state_t argument the
+// kernel takes.
+struct RawParts {
+  ze_kernel_handle_t k = nullptr;
+  ze_command_list_handle_t list = nullptr;
+  ze_event_pool_handle_t pool = nullptr;
+  std::vector<ze_event_handle_t> ev;
+  zex::Slot slot;
+  uint64_t id = 0;
+
+  RawParts(const char* kernel, uint32_t events) {
     auto& e = *g_env;
-    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "touch"};
-    zex::check(zeKernelCreate(e.mod.handle(1), &kd, &k_), "zeKernelCreate");
-    zex::check(zeKernelSetGroupSize(k_, 1, 1, 1), "zeKernelSetGroupSize");
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, kernel};
+    zex::check(zeKernelCreate(e.mod.handle(1), &kd, &k), "zeKernelCreate");
     ze_result_t r = zeKernelSetIndirectAccess(
-        k_, ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST | ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE);
+        k, ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST | ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE);
     if (r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) zex::check(r, "zeKernelSetIndirectAccess");
     ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
                                ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-    zex::check(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list_), "zeCommandListCreateImmediate");
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, kEvents};
+    zex::check(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list), "zeCommandListCreateImmediate");
+    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, events};
     ze_device_handle_t dh = e.dev.handle();
-    zex::check(zeEventPoolCreate(e.ctx.handle(), &pd, 1, &dh, &pool_), "zeEventPoolCreate");
-    for (uint32_t i = 0; i < kEvents; ++i) {
+    zex::check(zeEventPoolCreate(e.ctx.handle(), &pd, 1, &dh, &pool), "zeEventPoolCreate");
+    ev.resize(events);
+    for (uint32_t i = 0; i < events; ++i) {
       ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, i, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
-      zex::check(zeEventCreate(pool_, &ed, &ev_[i]), "zeEventCreate");
+      zex::check(zeEventCreate(pool, &ed, &ev[i]), "zeEventCreate");
     }
-    slot_ = e.dev.slab_pool().acquire();
+    slot = e.dev.slab_pool().acquire();
   }
-  ~Raw() {
-    for (auto e : ev_) zeEventDestroy(e);
-    zeEventPoolDestroy(pool_);
-    zeCommandListDestroy(list_);
-    zeKernelDestroy(k_);
-    g_env->dev.slab_pool().release(slot_);
+  ~RawParts() {
+    for (auto e : ev) zeEventDestroy(e);
+    zeEventPoolDestroy(pool);
+    zeCommandListDestroy(list);
+    zeKernelDestroy(k);
+    g_env->dev.slab_pool().release(slot);
   }
-  Raw(const Raw&) = delete;
-  Raw& operator=(const Raw&) = delete;
+  RawParts(const RawParts&) = delete;
+  RawParts& operator=(const RawParts&) = delete;
+};
+
+// The raw Level Zero baseline, done the way zex does it on Level Zero 1.4 (no
+// zeCommandListHostSynchronize): an event per launch from a small ring, one host wait on the newest
+// event and host resets of the ones used.
+class Raw {
+ public:
+  static constexpr uint32_t kEvents = 64;
+  Raw() : p_("touch", kEvents) { zex::check(zeKernelSetGroupSize(p_.k, 1, 1, 1), "zeKernelSetGroupSize"); }
 
   void launch(uint32_t token) {
     uint32_t* flag = g_env->flag;
-    zex_state_t st = zex::SlabPool::state(slot_, ++id_);
-    zex::check(zeKernelSetArgumentValue(k_, 0, sizeof flag, &flag), "zeKernelSetArgumentValue");
-    zex::check(zeKernelSetArgumentValue(k_, 1, sizeof token, &token), "zeKernelSetArgumentValue");
-    zex::check(zeKernelSetArgumentValue(k_, 2, sizeof st, &st), "zeKernelSetArgumentValue");
+    zex_state_t st = zex::SlabPool::state(p_.slot, ++p_.id);
+    zex::check(zeKernelSetArgumentValue(p_.k, 0, sizeof flag, &flag), "zeKernelSetArgumentValue");
+    zex::check(zeKernelSetArgumentValue(p_.k, 1, sizeof token, &token), "zeKernelSetArgumentValue");
+    zex::check(zeKernelSetArgumentValue(p_.k, 2, sizeof st, &st), "zeKernelSetArgumentValue");
     ze_group_count_t g{1, 1, 1};
-    zex::check(zeCommandListAppendLaunchKernel(list_, k_, &g, ev_[used_++ % kEvents], 0, nullptr),
+    zex::check(zeCommandListAppendLaunchKernel(p_.list, p_.k, &g, p_.ev[used_++ % kEvents], 0, nullptr),
                "zeCommandListAppendLaunchKernel");
   }
-  bool ready() const { return used_ == 0 || zeEventQueryStatus(ev_[(used_ - 1) % kEvents]) == ZE_RESULT_SUCCESS; }
+  bool ready() const { return used_ == 0 || zeEventQueryStatus(p_.ev[(used_ - 1) % kEvents]) == ZE_RESULT_SUCCESS; }
   // At most kEvents launches between waits.
   void wait() {
-    zex::check(zeEventHostSynchronize(ev_[(used_ - 1) % kEvents], UINT64_MAX), "zeEventHostSynchronize");
-    for (uint32_t i = 0; i < used_; ++i) zex::check(zeEventHostReset(ev_[i]), "zeEventHostReset");
+    zex::check(zeEventHostSynchronize(p_.ev[(used_ - 1) % kEvents], UINT64_MAX), "zeEventHostSynchronize");
+    for (uint32_t i = 0; i < used_; ++i) zex::check(zeEventHostReset(p_.ev[i]), "zeEventHostReset");
     used_ = 0;
   }
 
  private:
-  ze_kernel_handle_t k_ = nullptr;
-  ze_command_list_handle_t list_ = nullptr;
-  ze_event_pool_handle_t pool_ = nullptr;
-  ze_event_handle_t ev_[kEvents] = {};
+  RawParts p_;
   uint32_t used_ = 0;
-  zex::Slot slot_;
-  uint64_t id_ = 0;
 };
 
 // Idle raw streams for the baseline at N streams: what a runtime with N streams has anyway (an
@@ -337,55 +345,33 @@ constexpr int kQueued = 2000;
 
 class RawQueue {
  public:
-  explicit RawQueue(const char* kernel) {
-    auto& e = *g_env;
-    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, kernel};
-    zex::check(zeKernelCreate(e.mod.handle(1), &kd, &k_), "zeKernelCreate");
-    ze_result_t r = zeKernelSetIndirectAccess(
-        k_, ZE_KERNEL_INDIRECT_ACCESS_FLAG_HOST | ZE_KERNEL_INDIRECT_ACCESS_FLAG_DEVICE);
-    if (r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) zex::check(r, "zeKernelSetIndirectAccess");
-    ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
-                               ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
-    zex::check(zeCommandListCreateImmediate(e.ctx.handle(), e.dev.handle(), &qd, &list_), "zeCommandListCreateImmediate");
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
-    ze_device_handle_t dh = e.dev.handle();
-    zex::check(zeEventPoolCreate(e.ctx.handle(), &pd, 1, &dh, &pool_), "zeEventPoolCreate");
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
-    zex::check(zeEventCreate(pool_, &ed, &ev_), "zeEventCreate");
-    slot_ = e.dev.slab_pool().acquire();
-  }
-  ~RawQueue() {
-    zeEventDestroy(ev_);
-    zeEventPoolDestroy(pool_);
-    zeCommandListDestroy(list_);
-    zeKernelDestroy(k_);
-    g_env->dev.slab_pool().release(slot_);
-  }
-  RawQueue(const RawQueue&) = delete;
-  RawQueue& operator=(const RawQueue&) = delete;
-  ze_kernel_handle_t kernel() const { return k_; }
+  explicit RawQueue(const char* kernel) : p_(kernel, 1) {}
+  ze_kernel_handle_t kernel() const { return p_.k; }
 
   // The arguments before the zex_state_t are the caller's (set_prefix), set per launch as well.
   template <class F>
   void run(int launches, const ze_group_count_t& g, F&& set_prefix, uint32_t state_index) {
+    launch(launches, g, set_prefix, state_index);
+    wait();
+  }
+  // The launches of run(), without the wait: the last one signals the event wait() waits for.
+  template <class F>
+  void launch(int launches, const ze_group_count_t& g, F&& set_prefix, uint32_t state_index) {
     for (int i = 0; i < launches; ++i) {
       set_prefix();
-      zex_state_t st = zex::SlabPool::state(slot_, ++id_);
-      zex::check(zeKernelSetArgumentValue(k_, state_index, sizeof st, &st), "zeKernelSetArgumentValue");
-      zex::check(zeCommandListAppendLaunchKernel(list_, k_, &g, i + 1 == launches ? ev_ : nullptr, 0, nullptr),
+      zex_state_t st = zex::SlabPool::state(p_.slot, ++p_.id);
+      zex::check(zeKernelSetArgumentValue(p_.k, state_index, sizeof st, &st), "zeKernelSetArgumentValue");
+      zex::check(zeCommandListAppendLaunchKernel(p_.list, p_.k, &g, i + 1 == launches ? p_.ev[0] : nullptr, 0, nullptr),
                  "zeCommandListAppendLaunchKernel");
     }
-    zex::check(zeEventHostSynchronize(ev_, UINT64_MAX), "zeEventHostSynchronize");
-    zex::check(zeEventHostReset(ev_), "zeEventHostReset");
+  }
+  void wait() {
+    zex::check(zeEventHostSynchronize(p_.ev[0], UINT64_MAX), "zeEventHostSynchronize");
+    zex::check(zeEventHostReset(p_.ev[0]), "zeEventHostReset");
   }
 
  private:
-  ze_kernel_handle_t k_ = nullptr;
-  ze_command_list_handle_t list_ = nullptr;
-  ze_event_pool_handle_t pool_ = nullptr;
-  ze_event_handle_t ev_ = nullptr;
-  zex::Slot slot_;
-  uint64_t id_ = 0;
+  RawParts p_;
 };
 
 void BM_Queued_Raw(benchmark::State& state) {
@@ -413,6 +399,45 @@ void BM_Queued_Zex(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kQueued);
   state.counters["streams"] = double(state.range(0));
   state.SetLabel(s.wait_path() == zex::Stream::WaitPath::kList ? "list" : "events");
+}
+
+// The same 2000 launches spread over N busy streams (2000 / N each, every stream synchronized once
+// per iteration): what many lists cost the driver (zex-cpu runs two threads per list that submits),
+// on both sides alike, against the one-stream figures above.
+void BM_QueuedBusy_Raw(benchmark::State& state) {
+  const int n = int(state.range(0));
+  std::vector<std::unique_ptr<RawQueue>> raw;
+  const ze_group_count_t g{1, 1, 1};
+  for (int i = 0; i < n; ++i) {
+    raw.push_back(std::make_unique<RawQueue>("empty"));
+    zex::check(zeKernelSetGroupSize(raw.back()->kernel(), 1, 1, 1), "zeKernelSetGroupSize");
+    raw.back()->run(1, g, [] {}, 0);
+  }
+  for (auto _ : state) {
+    for (auto& r : raw) r->launch(kQueued / n, g, [] {}, 0);
+    for (auto& r : raw) r->wait();
+  }
+  state.SetItemsProcessed(state.iterations() * (kQueued / n) * n);
+  state.counters["streams"] = double(n);
+}
+
+void BM_QueuedBusy_Zex(benchmark::State& state) {
+  const int n = int(state.range(0));
+  zex::Kernel k = g_env->mod.kernel("empty");
+  std::vector<zex::Stream> streams;
+  const auto cfg = one_item();
+  for (int i = 0; i < n; ++i) {
+    streams.emplace_back(g_env->dev);
+    streams.back().launch(k, cfg);
+    streams.back().synchronize();
+  }
+  for (auto _ : state) {
+    for (auto& s : streams)
+      for (int i = 0; i < kQueued / n; ++i) s.launch(k, cfg);
+    for (auto& s : streams) s.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * (kQueued / n) * n);
+  state.counters["streams"] = double(n);
 }
 
 // The same shape with a kernel zex was not tuned for: 200 saxpy launches of 4096 elements (16
@@ -651,6 +676,8 @@ BENCHMARK(BM_Queued_Raw)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime()
 BENCHMARK(BM_Queued_Zex)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Queued_Raw)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Queued_Zex)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_QueuedBusy_Raw)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_QueuedBusy_Zex)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedSaxpy_Raw)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedSaxpy_Zex)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_SyncOnly_Raw)->UseManualTime()->Unit(benchmark::kMicrosecond);

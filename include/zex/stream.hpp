@@ -322,9 +322,14 @@ class Stream {
   /// Id the next launch gets (launch ids count from 1 per stream).
   uint64_t next_launch_id() const { return live().next_id; }
 
-  /// Events per stream on the event path: with this many launches in flight, a launch first waits
-  /// for the oldest half of them (the device keeps the newest half queued).
+  /// Events per stream on the event path, at first: with this many launches in flight, a launch
+  /// first waits for the oldest half of them (the device keeps the newest half queued). Unless a
+  /// launch in flight waits for a runtime's event (wait()) and the oldest half has not finished:
+  /// then the stream doubles its events instead (up to kMaxEvents), so that launches queued behind
+  /// an event that only the calling thread will signal never deadlock it.
   static constexpr uint32_t kEvents = 64;
+  /// The most events a stream grows to; past it a launch waits as above (docs/integration.md §7).
+  static constexpr uint32_t kMaxEvents = 1u << 16;
 
  private:
   struct Impl {
@@ -350,13 +355,16 @@ class Stream {
     ze_command_list_handle_t list = nullptr;
     detail::ze_newer::CommandListHostSynchronizeFn host_sync = nullptr;  // non-null: the list path
     ze_event_pool_handle_t event_pool = nullptr;                        // the event path only
+    std::vector<ze_event_pool_handle_t> grown_pools;                    // pools added by grow()
     bool chain = true;              // event path on a list not known in order: each command waits for the last
     bool unwaited_barrier = false;  // event path: a signal() barrier no ring event follows yet
-    std::array<ze_event_handle_t, kEvents> events{};
-    // Commands appended so far and commands known finished: [done, seq) may still run. On the event
-    // path every command signals events[seq % kEvents]; [done, seq) are the unreset events.
+    // The event ring (a power of two in size, kEvents at first). Commands appended so far and
+    // commands known finished: [done, seq) may still run. On the event path every command signals
+    // ring(seq); [done, seq) are the unreset events.
+    std::vector<ze_event_handle_t> events;
     uint64_t seq = 0;
     uint64_t done = 0;
+    uint64_t user_wait_end = 0;  // commands before this one may wait for a runtime's event (wait())
     uint64_t next_id = 1;
     int env_level = 1;      // ZEX_DEBUG_LEVEL when the stream was created
     std::string env_error;  // why ZEX_DEBUG_LEVEL was not a level, if it was not
@@ -380,6 +388,8 @@ class Stream {
       }
       if (__builtin_expect(!user_waits.empty(), 0)) gather_waits(c);
     }
+    ze_event_handle_t& ring(uint64_t q) { return events[q & (events.size() - 1)]; }
+    ze_event_handle_t ring(uint64_t q) const { return events[q & (events.size() - 1)]; }
     void end_command() noexcept {
       ++seq;
       unwaited_barrier = false;
@@ -388,20 +398,22 @@ class Stream {
     void gather_waits(Command& c);
     void append_signal(ze_event_handle_t event);
 
-    // The event for the next signaling command. With kEvents pending, first waits for the oldest
-    // half of them.
+    // The event for the next signaling command. With every event pending, first makes room: waits
+    // for the oldest half, or grows the ring (see kEvents).
     ze_event_handle_t next_event() {
-      if (__builtin_expect(seq - done >= kEvents, 0)) retire_oldest();
-      ze_event_handle_t e = events[seq % kEvents];
+      if (__builtin_expect(seq - done >= events.size(), 0)) make_room();
+      ze_event_handle_t e = ring(seq);
       return __builtin_expect(e != nullptr, 1) ? e : create_event();
     }
     ze_event_handle_t create_event();
+    void make_room();
+    void grow();
     void retire_oldest();
 
     // The newest pending signal, which the next command waits for (chaining the stream in order), or
     // nullptr when everything has been waited for.
     ze_event_handle_t previous_event() const noexcept {
-      return seq != done ? events[(seq - 1) % kEvents] : nullptr;
+      return seq != done ? ring(seq - 1) : nullptr;
     }
 
     // Waits for every command appended so far: one host synchronize of the list, or one wait on the
@@ -417,13 +429,13 @@ class Stream {
         done = seq;
         return true;
       }
-      ze_event_handle_t last = events[(seq - 1) % kEvents];
+      ze_event_handle_t last = ring(seq - 1);
       ze_result_t r = zeEventHostSynchronize(last, timeout_ns);
       if (r == ZE_RESULT_NOT_READY && timeout_ns != UINT64_MAX) return false;
       if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0))
         detail::throw_ze_error(r, "zeEventHostSynchronize", "waiting for a zex::Stream");
       for (uint64_t q = done; q < seq; ++q)
-        check(zeEventHostReset(events[q % kEvents]), "zeEventHostReset", "resetting a zex::Stream's event");
+        check(zeEventHostReset(ring(q)), "zeEventHostReset", "resetting a zex::Stream's event");
       done = seq;
       return true;
     }

@@ -445,14 +445,9 @@ TEST_F(CommandList, HostSynchronizeExtension) {
   ZE_OK(r);
   ASSERT_NE(fn, nullptr);
   auto host_synchronize = reinterpret_cast<ListHostSynchronizeFn>(fn);
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 100;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  *counter = 0;
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n + 1);
   ze_event_handle_t gate = host_event(pool, n);
   std::vector<ze_event_handle_t> ev;
@@ -491,14 +486,9 @@ TEST_F(CommandList, InOrderFlagsAccepted) {
   ZE_OK(r);
   defer([l] { zeCommandListDestroy(l); });
   // In order without events between the launches: tickets come out in append order.
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 32;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  *counter = 0;
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_handle_t done = make_event();
   for (uint32_t i = 0; i < n; ++i) {
     ZE_OK(set_val(k, 2, int(i)));
@@ -557,14 +547,9 @@ TEST_F(CommandList, FailedLaunchSignalsAndReportsItsError) {
 // device still uses, so this is the lenient path zex-cpu promises): when zeCommandListDestroy returns, every
 // launch has run and every event it signals is signalled, none left to a thread that is gone.
 TEST_F(CommandList, DestroyRetiresSignalledLaunches) {
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 50;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  *counter = 0;
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n);
   std::vector<ze_event_handle_t> ev;
   for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));

@@ -279,15 +279,9 @@ int load(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 }  // namespace
 
 TEST_F(Events, SignalledLaunchesRetireInOrder) {
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 200;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  *counter = 0;
-  std::fill(tickets, tickets + n, -1);
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n + 1);
   ze_event_handle_t gate = host_event(pool, n);
   std::vector<ze_event_handle_t> ev;
@@ -392,6 +386,62 @@ TEST_F(Events, CrossListWaitsOnPipelinedSignals) {
     EXPECT_GE(seen[i], int(i) + 1) << "b's launch " << i << " ran before a's launch " << i << " finished";
 }
 
+// A host thread that waits for good on a signalled launch waits on its OpenCL event itself and signals the event
+// (settle_event); the retiring thread's later signal of the same launch must then do nothing: an event reset by
+// the host right after its wait stays reset.
+TEST_F(Events, EventResetRightAfterAHostWaitStaysReset) {
+  const uint32_t n = 200;
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
+  ze_event_pool_handle_t pool = event_pool(2);
+  ze_event_handle_t e = make_event(pool, 0), last = make_event(pool, 1);
+  ze_command_list_handle_t l = immediate_list();
+  ASSERT_TRUE(e && last && l);
+  for (uint32_t i = 0; i < n; ++i) {
+    ZE_OK(set_val(k, 2, int(i)));
+    ZE_OK(launch(l, k, 1, 1, e));
+    ASSERT_ZE(ZE_RESULT_SUCCESS, zeEventHostSynchronize(e, UINT64_MAX));
+    ASSERT_GE(load(counter), int(i) + 1) << "event signalled before launch " << i << " ran";
+    ZE_OK(zeEventHostReset(e));
+  }
+  // Everything appended so far has retired once `last` (a barrier's signal, not armed) is signalled.
+  ZE_OK(zeCommandListAppendBarrier(l, last, 0, nullptr));
+  ZE_OK(zeEventHostSynchronize(last, 60'000'000'000ull));
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(e)) << "a late retirement signalled an event the host had reset";
+  EXPECT_EQ(load(counter), int(n));
+}
+
+// After a host wait on the newest signal of an in-order list, every earlier signal of the list is seen too, as
+// on a GPU, even though the waiting thread signalled the newest one before the retiring thread got to either.
+TEST_F(Events, HostWaitOnTheNewestSignalShowsEveryEarlierOne) {
+  const uint32_t n = 16;
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
+  ze_event_pool_handle_t pool = event_pool(n + 1);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  ze_event_handle_t last = make_event(pool, n);
+  ze_command_list_handle_t l = immediate_list();
+  ASSERT_TRUE(l && last);
+  for (int round = 0; round < 50; ++round) {
+    *counter = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      ZE_OK(set_val(k, 2, int(i)));
+      ZE_OK(launch(l, k, 1, 1, ev[i]));
+    }
+    ASSERT_ZE(ZE_RESULT_SUCCESS, zeEventHostSynchronize(ev[n - 1], UINT64_MAX));
+    for (uint32_t i = 0; i < n; ++i)
+      ASSERT_ZE(ZE_RESULT_SUCCESS, zeEventQueryStatus(ev[i])) << "round " << round << ": event " << i
+                                                               << " not signalled after the newest one was";
+    // Waiting on an earlier one returns at once, and the reset of all of them sticks.
+    ASSERT_ZE(ZE_RESULT_SUCCESS, zeEventHostSynchronize(ev[0], 0));
+    for (ze_event_handle_t e : ev) ZE_OK(zeEventHostReset(e));
+  }
+  ZE_OK(zeCommandListAppendBarrier(l, last, 0, nullptr));
+  ZE_OK(zeEventHostSynchronize(last, 60'000'000'000ull));
+  for (uint32_t i = 0; i < n; ++i) EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(ev[i])) << "event " << i;
+}
+
 TEST_F(Events, KernelTimestampsBracketTheKernel) {
   ze_kernel_handle_t k = kernel(module("pipeline"), "wait_for_host");
   ASSERT_NE(k, nullptr);
@@ -426,14 +476,9 @@ TEST_F(Events, KernelTimestampsBracketTheKernel) {
 }
 
 TEST_F(Fences, FenceAfterSignalledLaunches) {
-  ze_kernel_handle_t k = kernel(module("pipeline"), "take_ticket");
-  ASSERT_NE(k, nullptr);
   const uint32_t n = 50;
-  auto* counter = static_cast<int*>(alloc_shared(sizeof(int)));
-  auto* tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
-  *counter = 0;
-  ZE_OK(set_ptr(k, 0, counter));
-  ZE_OK(set_ptr(k, 1, tickets));
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n);
   std::vector<ze_event_handle_t> ev;
   for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <level_zero/ze_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -298,6 +299,26 @@ class L0Test : public ::testing::Test {
   }
 
   /// A host-visible event, signalled and waited with host scope so the host sees device writes.
+  /// The pipeline module's take_ticket kernel with a zeroed counter and `n` tickets (all -1) bound as its
+  /// first two arguments: launch i (argument 2 = i) stores in tickets[i] the count of launches before it.
+  struct Tickets {
+    ze_kernel_handle_t k = nullptr;
+    int* counter = nullptr;
+    int* tickets = nullptr;
+  };
+  Tickets ticket_kernel(uint32_t n) {
+    Tickets t;
+    t.k = kernel(module("pipeline"), "take_ticket");
+    t.counter = static_cast<int*>(alloc_shared(sizeof(int)));
+    t.tickets = static_cast<int*>(alloc_shared(n * sizeof(int)));
+    if (t.k == nullptr || t.counter == nullptr || t.tickets == nullptr) return Tickets{};
+    *t.counter = 0;
+    std::fill(t.tickets, t.tickets + n, -1);
+    if (set_ptr(t.k, 0, t.counter) != ZE_RESULT_SUCCESS || set_ptr(t.k, 1, t.tickets) != ZE_RESULT_SUCCESS)
+      return Tickets{};
+    return t;
+  }
+
   ze_event_handle_t make_event(ze_event_pool_handle_t pool = nullptr, uint32_t index = 0) {
     if (!pool) pool = event_pool(1);
     if (!pool) return nullptr;
