@@ -449,8 +449,10 @@ def _extent(v, what):
     if isinstance(v, int):
         v = (v,)
     try:
+        if isinstance(v, (str, bytes)):
+            raise TypeError
         t = tuple(int(x) for x in v)
-    except TypeError:
+    except (TypeError, ValueError):
         raise InvalidArgument("zex: %s must be an int or a sequence of up to 3 ints, not %s"
                               % (what, type(v).__name__)) from None
     if not 1 <= len(t) <= 3:

@@ -64,6 +64,9 @@ class ZeError(Error):
             self.result = result
         self.call = call
 
+    def __reduce__(self):
+        return (type(self), (self.args[0], None if self.result is None else int(self.result), self.call))
+
 
 class InvalidArgument(Error, ValueError):
     """An argument zex rejected (ZEX_ERROR_INVALID_ARGUMENT, or found in Python before the C call):
