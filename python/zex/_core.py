@@ -11,12 +11,13 @@ A stream keeps every kernel and buffer it launched with until synchronize(): the
 collected, and close()/free() on them raises InvalidState, while a launch may still use them.
 """
 import ctypes
+import operator
 import os
-import sys
+import struct
 import threading
 
 from . import _library as L
-from ._errors import Error, InvalidArgument, InvalidState, KernelException, ZeError, error_class
+from ._errors import InvalidArgument, InvalidState, KernelException, ZeError, error_class
 
 _lock = threading.RLock()   # closing is rare: one lock for all of it
 _c_void_p = ctypes.c_void_p
@@ -463,7 +464,56 @@ def _extent(v, what):
     return t + (1,) * (3 - len(t))
 
 
-_LaunchConfig = L.LaunchConfig
+_CONFIG = struct.Struct("@6Ii")   # zex_launch_config_t
+_CONFIGS = {}                      # (groups, group_size, debug_level) as given -> packed config
+_ARG_STRUCTS = {}                  # n -> struct of zex_arg_t[n]
+
+
+def _config(groups, group_size, debug_level):
+    g, gs = _extent(groups, "groups"), _extent(group_size, "group_size")
+    if type(debug_level) is not int:
+        try:
+            debug_level = operator.index(debug_level)
+        except TypeError:
+            raise InvalidArgument("zex: debug_level must be an int (0, 1, 2 or -1), not %s"
+                                  % type(debug_level).__name__) from None
+    if not -2 ** 31 <= debug_level < 2 ** 31:
+        raise InvalidArgument("zex: debug_level %d: use 0, 1, 2 or -1 (the stream's default)" % debug_level)
+    cfg = _CONFIG.pack(*g, *gs, debug_level)
+    try:
+        if len(_CONFIGS) >= 1024:
+            _CONFIGS.clear()
+        _CONFIGS[(groups, group_size, debug_level)] = cfg
+    except TypeError:  # a list: not cached
+        pass
+    return cfg
+
+
+def _arg_struct(n):
+    t = _ARG_STRUCTS.get(n)
+    if t is None:
+        t = _ARG_STRUCTS[n] = struct.Struct("@" + "NP" * n)
+    return t
+
+
+_ARG_KIND = {}  # type -> 1 SharedBuffer, 2 ctypes data, 3 zex.local, 4 numpy scalar, 5 Python number, 0 other
+
+
+def _arg_kind(t):
+    if issubclass(t, SharedBuffer):
+        k = 1
+    elif issubclass(t, _SCALAR_BASES):
+        k = 2
+    elif issubclass(t, Local):
+        k = 3
+    elif hasattr(t, "dtype") and hasattr(t, "tobytes"):  # before Python numbers: numpy.float64 is a float
+        k = 4
+    elif issubclass(t, (int, float)):
+        k = 5
+    else:
+        return 0  # not cached: rare, and types may be created without end
+    _ARG_KIND[t] = k
+    return k
 _SCALAR_BASES = (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)
 
 
@@ -503,47 +553,48 @@ class Stream:
         h = self._cell.handle
         if h is None:
             raise _closed("Stream")
-        try:
-            kh = kernel._cell.handle
-        except AttributeError:
-            raise InvalidArgument("zex: Stream.launch takes a zex.Kernel first, not %s" % type(kernel).__name__) from None
+        if type(kernel) is not Kernel and not isinstance(kernel, Kernel):
+            raise InvalidArgument("zex: Stream.launch takes a zex.Kernel first, not %s" % type(kernel).__name__)
+        kh = kernel._cell.handle
         if kh is None:
             raise _closed("Kernel")
-        cfg = _LaunchConfig()  # per call: another thread's launch on this stream (an error) must not change it
-        cfg.groups[:] = _extent(groups, "groups")
-        cfg.group_size[:] = _extent(group_size, "group_size")
-        cfg.debug_level = debug_level
+        try:
+            cfg = _CONFIGS[(groups, group_size, debug_level)]  # zex_launch_config_t, packed, per distinct config
+        except (KeyError, TypeError):
+            cfg = _config(groups, group_size, debug_level)
         n = len(args)
-        arr = (L.Arg * n)() if n else None
         buffers = keep = None
-        for i, a in enumerate(args):
-            slot = arr[i]
-            if isinstance(a, SharedBuffer):
-                if a._cell.handle is None:
-                    raise InvalidState("zex: argument %d of kernel '%s' is a freed SharedBuffer" % (i, kernel.name))
-                slot.size = 8
-                slot.value = a._arg_addr
-                if buffers is None:
-                    buffers = [a]
+        if n:
+            vals = []  # zex_arg_t[n] as size, value, size, value, ...
+            for i, a in enumerate(args):
+                kind = _ARG_KIND.get(type(a))
+                if kind is None:
+                    kind = _arg_kind(type(a))
+                if kind == 1:  # SharedBuffer: its pointer
+                    if a._cell.handle is None:
+                        raise InvalidState("zex: argument %d of kernel '%s' is a freed SharedBuffer" % (i, kernel.name))
+                    vals += (8, a._arg_addr)
+                    if buffers is None:
+                        buffers = [a]
+                    else:
+                        buffers.append(a)
+                elif kind == 2:  # a ctypes scalar, structure or array: its bytes
+                    vals += (_sizeof(a), _addressof(a))
+                elif kind == 3:
+                    vals += (a.nbytes, 0)
+                elif kind == 4:  # a numpy scalar: its bytes, its width
+                    raw = a.tobytes()
+                    b = ctypes.create_string_buffer(raw, len(raw))
+                    keep = (keep or []) + [b]  # alive until the call
+                    vals += (len(raw), _addressof(b))
+                elif kind == 5:
+                    raise _python_scalar_hint(i, a, kernel)
                 else:
-                    buffers.append(a)
-            elif isinstance(a, _SCALAR_BASES):
-                slot.size = _sizeof(a)
-                slot.value = _addressof(a)
-            elif isinstance(a, Local):
-                slot.size = a.nbytes
-                slot.value = None
-            elif isinstance(a, (int, float)):  # bool too
-                raise _python_scalar_hint(i, a, kernel)
-            elif hasattr(a, "dtype") and hasattr(a, "tobytes"):  # a numpy scalar: its bytes, its width
-                raw = a.tobytes()
-                b = ctypes.create_string_buffer(raw, len(raw))
-                keep = (keep or []) + [b]  # alive until the call
-                slot.size = len(raw)
-                slot.value = _addressof(b)
-            else:
-                raise InvalidArgument("zex: argument %d of kernel '%s' is a %s: pass a ctypes scalar or structure, "
-                                      "a zex.SharedBuffer or zex.local(nbytes)" % (i, kernel.name, type(a).__name__))
+                    raise InvalidArgument("zex: argument %d of kernel '%s' is a %s: pass a ctypes scalar or structure, "
+                                          "a zex.SharedBuffer or zex.local(nbytes)" % (i, kernel.name, type(a).__name__))
+            arr = _arg_struct(n).pack(*vals)  # bytes: C reads them in place
+        else:
+            arr = None
         r = self._launch(h, kh, cfg, n, arr)
         if r:
             _raise_last(r, self._lib)

@@ -67,7 +67,8 @@ DECLARATIONS = {
     "zex_kernel_destroy": (None, (_h,)),
     "zex_stream_create": (_res, (_h, _hp)),
     "zex_stream_destroy": (None, (_h,)),
-    "zex_stream_launch": (_res, (_h, _h, ctypes.POINTER(LaunchConfig), ctypes.c_uint32, ctypes.POINTER(Arg))),
+    # config and args as c_void_p: the package passes them packed in bytes (struct), the fastest way in
+    "zex_stream_launch": (_res, (_h, _h, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)),
     "zex_stream_synchronize": (_res, (_h, _hp)),
     "zex_stream_synchronize_for": (_res, (_h, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int), _hp)),
     "zex_exception_message": (_str, (_h,)),
