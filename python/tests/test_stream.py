@@ -357,7 +357,7 @@ def test_module_close_closes_its_kernels(dev, kernel_spv):
 def test_interop_handles(ctx, dev, stream, vadd):
     assert ctx.handle and ctx.driver_handle and dev.handle and stream.handle
     assert ctx.device_count >= 1 and ctx.devices()[0] is dev
-    vadd.handle  # the kernel's current handle (may be None before a launch at the default level)
+    assert vadd.handle
 
 
 def test_alloc_shared_arguments(ctx, dev):
@@ -365,3 +365,15 @@ def test_alloc_shared_arguments(ctx, dev):
         ctx.alloc_shared(0)
     with ctx.alloc_shared(100, alignment=256, device=dev) as b:
         assert b.ptr % 256 == 0 and len(b) == 100
+
+
+def test_wrong_scalar_size_is_a_ze_error(stream, vadd, abc):
+    # The C API passes arguments by size; the driver refuses a ulong for a uint.
+    a, b, c = abc
+    with pytest.raises(zex.ZeError) as ei:
+        stream.launch(vadd, 1, 8, c, a, b, ctypes.c_uint64(N))
+    e = ei.value
+    assert e.result == zex.ZeResult.ERROR_INVALID_KERNEL_ARGUMENT_SIZE, (e.result, str(e))
+    assert e.call == "zeKernelSetArgumentValue" and str(e)
+    launch_vadd(stream, vadd, abc, groups=1)
+    stream.synchronize()

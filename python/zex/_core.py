@@ -419,7 +419,7 @@ class Kernel:
 
     @property
     def handle(self):
-        """The ze_kernel_handle_t of the kernel's last-used debug level (an int), for interop."""
+        """The ze_kernel_handle_t at debug level 1 (an int), owned by this Kernel, for interop."""
         h = self._cell.handle
         if h is None:
             raise _closed("Kernel")
