@@ -377,3 +377,27 @@ def test_wrong_scalar_size_is_a_ze_error(stream, vadd, abc):
     assert e.call == "zeKernelSetArgumentValue" and str(e)
     launch_vadd(stream, vadd, abc, groups=1)
     stream.synchronize()
+
+
+EXIT_CODE = r"""
+import ctypes, sys, zex
+ctx = zex.Context()
+dev = ctx.device(0)
+mod = zex.Module(dev, sys.argv[1])
+k = mod.kernel("maybe_throw")
+s = zex.Stream(dev)
+buf = ctx.alloc_shared(4)
+s.launch(k, 1, 4, buf, ctypes.c_uint32(1))  # throws; nobody synchronizes
+k2 = zex.Module(dev, sys.argv[1]).kernel("noop")
+cycle = [ctx, s, k, buf]
+cycle.append(cycle)
+print("exiting")
+"""
+
+
+def test_exit_without_closing(kernel_spv):
+    # Everything left open at interpreter exit, a launch in flight, a reference cycle: no crash.
+    import subprocess
+    r = subprocess.run([sys.executable, "-c", EXIT_CODE, kernel_spv], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
+    assert r.stdout.strip() == "exiting" and "Exception ignored" not in r.stderr, r.stderr

@@ -272,8 +272,9 @@ class SharedBuffer:
     def _make(cls, context, ptr, nbytes):
         sub = cls._classes.get(nbytes)
         if sub is None:
-            sub = cls._classes[nbytes] = type("SharedBuffer", (SharedBuffer, ctypes.c_ubyte * nbytes),
-                                             {"__module__": __name__})
+            sub = type("SharedBuffer", (SharedBuffer, ctypes.c_ubyte * nbytes), {"__module__": __name__})
+            if len(cls._classes) < 256:  # the usual few sizes; any other size gets a class of its own
+                cls._classes[nbytes] = sub
         self = sub.from_address(ptr)
         self.context = context
         self.nbytes = nbytes
