@@ -375,6 +375,24 @@ static void test_bad_module(Env* e) {
   CHECK(contains(zex_last_error_message(), "3 bytes") || contains(zex_last_error_message(), "multiple of 4"));
 }
 
+/* A failing Level Zero call: which call, which result, and the message says both. */
+static void test_level_zero_errors(Env* e) {
+  int not_usm = 0;
+  void* p = (void*)1;
+  CHECK(zex_context_free(e->ctx, &not_usm) == ZEX_ERROR_LEVEL_ZERO);
+  CHECK(zex_last_ze_result() != ZE_RESULT_SUCCESS);
+  CHECK(strcmp(zex_last_error_call(), "zeMemFree") == 0);
+  CHECK(contains(zex_last_error_message(), "zeMemFree failed with ZE_RESULT_"));
+  CHECK(zex_context_alloc_shared(e->ctx, e->dev, (size_t)1 << 62, 64, &p) == ZEX_ERROR_LEVEL_ZERO);
+  CHECK(p == NULL);
+  CHECK(strcmp(zex_last_error_call(), "zeMemAllocShared") == 0);
+  /* A success clears all three. */
+  CHECK(zex_device_count(e->ctx, &(uint32_t){0}) == ZEX_SUCCESS);
+  CHECK(zex_last_ze_result() == ZE_RESULT_SUCCESS);
+  CHECK(strcmp(zex_last_error_call(), "") == 0);
+  CHECK(strcmp(zex_last_error_message(), "") == 0);
+}
+
 static void test_build_log(Env* e) {
   const char* log = "unset";
   CHECK(zex_module_build_log(e->mod, &log) == ZEX_SUCCESS);
@@ -575,6 +593,7 @@ int main(int argc, char** argv) {
   test_misuse(&e);
   test_bad_module(&e);
   test_build_log(&e);
+  test_level_zero_errors(&e);
   test_adopt(&e);
   test_synchronize_for(&e);
   test_slots(&e);
