@@ -401,3 +401,29 @@ def test_exit_without_closing(kernel_spv):
     r = subprocess.run([sys.executable, "-c", EXIT_CODE, kernel_spv], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
     assert r.stdout.strip() == "exiting" and "Exception ignored" not in r.stderr, r.stderr
+
+
+def test_stream_from_two_threads_at_once(ctx, mod, stream):
+    # Thread A blocks in synchronize() (the GIL is released in the C call); a call from this thread
+    # meanwhile raises InvalidState and changes nothing. Then the flag lets A finish.
+    k = mod.kernel("wait_for_flag")
+    with ctx.alloc_shared(4) as flag:
+        f = np.frombuffer(flag, np.uint32)
+        f[0] = 0
+        stream.launch(k, 1, 1, flag)
+        done = []
+        t = threading.Thread(target=lambda: done.append(stream.synchronize()))
+        t.start()
+        seen = None
+        deadline = time.time() + 30
+        while seen is None and time.time() < deadline:
+            try:
+                stream.synchronize_for(0)  # before A is inside: nothing finished, returns False
+                time.sleep(0.01)
+            except zex.InvalidState as e:
+                seen = e
+        f[0] = 1
+        t.join(60)
+        assert done == [None]
+        assert seen is not None and "thread" in str(seen), seen
+        del f
