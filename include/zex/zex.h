@@ -15,7 +15,8 @@
  * Threads: contexts, devices, modules and kernels may be used from any thread (launches of one kernel
  * are serialized: a Level Zero kernel's arguments are state). A stream is used by one thread at a time:
  * a call from a second thread while one is in progress returns ZEX_ERROR_INVALID_STATE and changes
- * nothing. Exceptions are immutable. The slot API is thread-safe per slot as SlabPool is. */
+ * nothing. Exceptions are immutable. Slots may be acquired and released from any thread; one slot is
+ * used by one thread at a time. The last error is per thread. */
 #ifndef ZEX_ZEX_H
 #define ZEX_ZEX_H
 
