@@ -13,8 +13,15 @@ macro(zex_require_spirv_toolchain)
   find_program(ZEX_SPIRV_LINK NAMES spirv-link REQUIRED)
 endmacro()
 
+# Only the compiler and the translator: what zex_add_spirv() runs (an installed package's user needs no
+# spirv-val or spirv-link).
+macro(zex_require_spirv_compiler)
+  find_program(ZEX_CLANG NAMES clang-15 REQUIRED)
+  find_program(ZEX_LLVM_SPIRV NAMES llvm-spirv-15 REQUIRED)
+endmacro()
+
 function(zex_add_spirv out)
-  zex_require_spirv_toolchain()
+  zex_require_spirv_compiler()
   cmake_parse_arguments(A "DEBUG" "SOURCE" "INCLUDES;DEFINES;DEPENDS;FLAGS" ${ARGN})
   get_filename_component(src "${A_SOURCE}" ABSOLUTE)
   set(bc "${out}.bc")

@@ -190,6 +190,7 @@ class Worker {
         if (jobs_.empty()) break;  // stopping, and everything queued has run
         job = std::move(jobs_.front());
         jobs_.pop_front();
+        ++taken_;
       }
       bool completed = true;
       bool counted = false;  // the job's last command counted it already (see execute)
@@ -316,8 +317,13 @@ class Worker {
       ze_result_t e = c.launch->enqueue(queue_, c.signal != nullptr ? &r.event : nullptr);
       record(e);
       // A host thread waiting for the signal may then wait on the OpenCL event itself (settle_event).
-      // Not for timestamp pools: their end time is when this thread sees the launch complete.
-      if (e == ZE_RESULT_SUCCESS && r.event != nullptr && !(c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) {
+      // Only for the newest job (a host that waits typically waits for that one; arming costs an
+      // allocation and two locks, which a stream of appends the issuing thread lags behind would pay
+      // per launch), and only with no unarmed signal still to retire: a host wait must not see this
+      // signal before an earlier one of the list. Not for timestamp pools: their end time is when this
+      // thread sees the launch complete.
+      if (e == ZE_RESULT_SUCCESS && r.event != nullptr && !(c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) &&
+          submitted_.load(std::memory_order_relaxed) == taken_ && unarmed_pending_.load(std::memory_order_acquire) == 0) {
         r.armed = arm_event(c.signal, r.event, start);
       }
       if (e == ZE_RESULT_SUCCESS) unretired_launches_.push_back(c.launch);
@@ -330,6 +336,7 @@ class Worker {
     }
     // Signalled even when the command failed, so that nothing waits forever on a failed command.
     if (c.signal != nullptr) {
+      if (!r.armed) unarmed_pending_.fetch_add(1, std::memory_order_relaxed);
       if (job_done != nullptr) {
         ++unfinished_jobs_;
         *job_done = true;
@@ -387,10 +394,12 @@ class Worker {
     for (const auto& l : r.launches) l->completed();
     r.launches.clear();
     if (r.signal != nullptr) {
-      if (r.armed)
+      if (r.armed) {
         signal_armed_event(r.signal, *r.armed, now_ns());
-      else
+      } else {
         signal_event(r.signal, r.start_ns, now_ns());
+        unarmed_pending_.fetch_sub(1, std::memory_order_release);
+      }
     }
     if (r.event != nullptr) {
       clReleaseEvent(r.event);
@@ -437,6 +446,10 @@ class Worker {
   std::thread retirer_;
   std::vector<std::shared_ptr<LaunchCommand>> unretired_launches_;  // enqueued, in no Retirement yet
   uint64_t unfinished_jobs_ = 0;  // run (or in flight), in no Retirement yet
+  uint64_t taken_ = 0;            // jobs taken from jobs_ (== submitted_: this is the newest job)
+  // Unarmed signals handed off and not yet signalled (the issuing thread arms a signal only when there
+  // are none, so that a host's early settle of it cannot overtake them).
+  std::atomic<uint64_t> unarmed_pending_{0};
   ze_result_t error_pending_ = ZE_RESULT_SUCCESS;
   // Between the issuing and the retiring thread, under retire_mutex_:
   std::mutex retire_mutex_;

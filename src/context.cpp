@@ -117,7 +117,7 @@ ContextState::~ContextState() {
 const DeviceInfo& ContextState::info_for(ze_device_handle_t h) const {
   for (auto& d : devices_)
     if (d.handle == h) return d;
-  throw std::invalid_argument("zex: the device handle does not belong to this context's driver");
+  throw zex::InvalidArgument("zex: the device handle does not belong to this context's driver");
 }
 
 SlabPool& ContextState::pool(const DeviceInfo& d) {
@@ -138,7 +138,7 @@ const std::string& Device::name() const {
 }
 
 void Device::throw_empty() {
-  throw std::logic_error("zex: use of an empty zex::Device (get one from Context::device)");
+  throw zex::LogicError("zex: use of an empty zex::Device (get one from Context::device)");
 }
 
 Context::Context() {
@@ -163,7 +163,7 @@ Context::Context() {
 }
 
 Context::Context(ze_driver_handle_t driver, ze_context_handle_t context) {
-  if (!driver || !context) throw std::invalid_argument("zex::Context: null driver or context handle");
+  if (!driver || !context) throw zex::InvalidArgument("zex::Context: null driver or context handle");
   state_ = std::make_shared<detail::ContextState>(driver, context, false);
 }
 
@@ -174,7 +174,7 @@ size_t Context::device_count() const noexcept { return state_ ? state_->devices(
 Device Context::device(size_t i) const {
   const auto& s = live();
   if (i >= s.devices().size())
-    throw std::out_of_range("zex::Context::device(" + std::to_string(i) + "): the driver has " +
+    throw zex::OutOfRange("zex::Context::device(" + std::to_string(i) + "): the driver has " +
                             std::to_string(s.devices().size()) + " device(s)");
   return Device(state_, &s.devices()[i]);
 }
@@ -188,7 +188,7 @@ std::vector<Device> Context::devices() const {
 Device Context::device_for(ze_device_handle_t h) const { return Device(state_, &live().info_for(h)); }
 
 detail::ContextState& Context::live() const {
-  if (!state_) throw std::logic_error("zex: use of a moved-from zex::Context");
+  if (!state_) throw zex::LogicError("zex: use of a moved-from zex::Context");
   return *state_;
 }
 

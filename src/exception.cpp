@@ -40,9 +40,24 @@ std::string values_text(const KernelExceptionInfo& info) {
   return t;
 }
 
+// How the caller picks a debug level, in its own language: the hint must name something the reader
+// can type.
+const char* level_knob(Language lang) {
+  switch (lang) {
+    case Language::C: return "zex_launch_config_t.debug_level";
+    case Language::Python: return "the debug_level= keyword of stream.launch(...)";
+    case Language::Julia: return "the debug_level= keyword of the launch";
+    case Language::Cpp: break;
+  }
+  return "LaunchConfig::debug_level";
+}
+
 }  // namespace
 
-std::string kernel_exception_message(const KernelExceptionInfo& info) {
+}  // namespace detail
+
+std::string format_kernel_exception(const KernelExceptionInfo& info, Language lang) {
+  using namespace detail;
   std::string where = " in kernel '" + info.kernel_name + "'";
   if (info.launch_site)
     where += " (launched at " + base_name(info.launch_site->file) + ":" + std::to_string(info.launch_site->line) + ")";
@@ -67,11 +82,11 @@ std::string kernel_exception_message(const KernelExceptionInfo& info) {
   if (info.debug_level >= 1 && info.thrower_count > 1)
     m += "\n" + std::to_string(info.thrower_count) + " work-items threw; the first to claim the report is shown.";
   if (info.debug_level <= 0) {
-    m += "\nHint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
-         "the exception's name and reason.";
+    m += std::string("\nHint: launch with debug_level=1 (") + level_knob(lang) +
+         " or ZEX_DEBUG_LEVEL=1) to see the exception's name and reason.";
   } else if (info.debug_level == 1) {
-    m += "\nHint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
-         "the work-item that threw and a stacktrace.";
+    m += std::string("\nHint: launch with debug_level=2 (") + level_knob(lang) +
+         " or ZEX_DEBUG_LEVEL=2) to see the work-item that threw and a stacktrace.";
   } else {
     if (info.global_id && info.group_id)
       m += "\nThrown by work-item " + triple(*info.global_id) + " in work-group " +
@@ -88,5 +103,4 @@ std::string kernel_exception_message(const KernelExceptionInfo& info) {
   return m;
 }
 
-}  // namespace detail
 }  // namespace zex

@@ -27,7 +27,7 @@ std::string join_names(const std::vector<std::string>& v) {
 
 int checked_level(int level) {
   if (level < 0 || level > 2)
-    throw std::invalid_argument("zex: debug level " + std::to_string(level) + " is not 0, 1 or 2");
+    throw zex::InvalidArgument("zex: debug level " + std::to_string(level) + " is not 0, 1 or 2");
   return level;
 }
 
@@ -115,7 +115,7 @@ Module::Module(const Device& dev, const std::vector<uint32_t>& spirv_words) { in
 Module::Module(const Device& dev, const std::string& spirv_bytes) {
   if (spirv_bytes.size() < 256 && spirv_bytes.find('\0') == std::string::npos && spirv_bytes.size() >= 4 &&
       spirv_bytes.compare(spirv_bytes.size() - 4, 4, ".spv") == 0)
-    throw std::invalid_argument("zex::Module: '" + spirv_bytes +
+    throw zex::InvalidArgument("zex::Module: '" + spirv_bytes +
                                 "' looks like a file name; zex::Module takes the SPIR-V itself: read the "
                                 "file's bytes into a std::vector<char> and pass that");
   init(dev, detail::spirv_words(spirv_bytes.data(), spirv_bytes.size()));
@@ -126,19 +126,19 @@ Module::Module(const Device& dev, const void* data, size_t size_bytes) {
 }
 
 void Module::init(const Device& dev, const std::vector<uint32_t>& words) {
-  if (!dev) throw std::invalid_argument("zex::Module: empty zex::Device");
+  if (!dev) throw zex::InvalidArgument("zex::Module: empty zex::Device");
   detail::validate_spirv(words, "the module's SPIR-V");
   state_ = std::make_shared<detail::ModuleState>(dev, detail::link_with_device_library(words));
 }
 
 void Module::throw_moved_from(const char* what) {
-  throw std::logic_error(std::string("zex: use of a moved-from ") + what);
+  throw zex::LogicError(std::string("zex: use of a moved-from ") + what);
 }
 
 Kernel Module::kernel(const std::string& name) const {
   const auto& names = live().kernel_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw std::invalid_argument("zex::Module::kernel: no kernel named '" + name +
+    throw zex::InvalidArgument("zex::Module::kernel: no kernel named '" + name +
                                 "' in this module; its kernels are: " + detail::join_names(names));
   return Kernel(state_, name);
 }

@@ -1,6 +1,7 @@
 // The compiled part of zex::Module: SPIR-V checks, validation and linking with SPIRV-Tools. Kept out
 // of the headers so that users of zex do not compile against SPIRV-Tools.
 #include <zex/detail/spirv.hpp>
+#include <zex/error.hpp>
 
 #include "passes/passes.hpp"
 
@@ -69,9 +70,9 @@ std::vector<uint32_t> with_complete_interfaces(const std::vector<uint32_t>& word
 }  // namespace
 
 std::vector<uint32_t> spirv_words(const void* data, size_t size_bytes) {
-  if (!data || size_bytes == 0) throw std::invalid_argument("zex::Module: the SPIR-V binary is empty");
+  if (!data || size_bytes == 0) throw zex::InvalidArgument("zex::Module: the SPIR-V binary is empty");
   if (size_bytes % 4 != 0)
-    throw std::invalid_argument("zex::Module: the SPIR-V binary has " + std::to_string(size_bytes) +
+    throw zex::InvalidArgument("zex::Module: the SPIR-V binary has " + std::to_string(size_bytes) +
                                 " bytes, not a multiple of 4: it is truncated or not SPIR-V");
   std::vector<uint32_t> words(size_bytes / 4);
   std::memcpy(words.data(), data, size_bytes);
@@ -83,14 +84,14 @@ std::vector<uint32_t> spirv_words(const void* data, size_t size_bytes) {
                   "zex::Module: not a SPIR-V binary (first word 0x%08x, expected the magic number "
                   "0x07230203); pass the bytes of a .spv file, not OpenCL C or LLVM bitcode",
                   words[0]);
-    throw std::invalid_argument(buf);
+    throw zex::InvalidArgument(buf);
   }
   return words;
 }
 
 void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
   if (words.size() < 5 || words[0] != kMagic)
-    throw std::invalid_argument(std::string("zex::Module: ") + what +
+    throw zex::InvalidArgument(std::string("zex::Module: ") + what +
                                 " is not SPIR-V (too short or without the magic number 0x07230203)");
   spvtools::SpirvTools tools(passes::target_env(words));
   Diagnostics diag;
@@ -99,7 +100,7 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
   if (shown != words)
     diag.text = "(word positions are in the module without its debug information, its entry-point interfaces completed)";
   if (!tools.Validate(shown))
-    throw std::invalid_argument(std::string("zex::Module: ") + what + " (SPIR-V " + version_of(words) +
+    throw zex::InvalidArgument(std::string("zex::Module: ") + what + " (SPIR-V " + version_of(words) +
                                 ") is invalid; SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
 }
@@ -123,7 +124,7 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
   // The user module first: its memory model and addressing model win, and its entry points keep
   // their order.
   if (spvtools::Link(ctx, {mine, lib}, &linked, opts) != SPV_SUCCESS)
-    throw std::invalid_argument("zex::Module: linking the module with the zex device library failed; "
+    throw zex::InvalidArgument("zex::Module: linking the module with the zex device library failed; "
                                 "SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
   // The library's functions may use its own module-scope variables, which only the linked module's
@@ -145,10 +146,10 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
       library_override ? *library_override
                        : old && !device_library_1_3().empty() ? device_library_1_3() : device_library();
   if (library.size() < 5)
-    throw std::runtime_error(
+    throw zex::RuntimeError(
         "zex::Module: this zex library was built without its device library (zex_device.spv); "
         "rebuild zex with the device/ directory");
-  if (user.size() < 5) throw std::invalid_argument("zex::Module: the module is not SPIR-V (shorter than its header)");
+  if (user.size() < 5) throw zex::InvalidArgument("zex::Module: the module is not SPIR-V (shorter than its header)");
   const uint32_t version = std::max(user_version, library[1]);
   // llvm-spirv-15 leaves out of the entry-point interfaces the variables reached only through
   // constants (a table of strings); SPIR-V 1.4 requires them, so they are added first: the passes

@@ -37,34 +37,34 @@ EnvLevel read_env_level() {
 
 int default_debug_level() {
   EnvLevel e = read_env_level();
-  if (!e.error.empty()) throw std::invalid_argument(e.error);
+  if (!e.error.empty()) throw zex::InvalidArgument(e.error);
   return e.level;
 }
 
 namespace detail {
 
 void throw_bad_extent(long long v) {
-  throw std::invalid_argument("zex: a launch extent (" + std::to_string(v) +
+  throw zex::InvalidArgument("zex: a launch extent (" + std::to_string(v) +
                               ") is negative or does not fit in 32 bits");
 }
 void throw_bad_extent(unsigned long long v) {
-  throw std::invalid_argument("zex: a launch extent (" + std::to_string(v) +
+  throw zex::InvalidArgument("zex: a launch extent (" + std::to_string(v) +
                               ") is negative or does not fit in 32 bits");
 }
 
 void throw_bad_signature(const std::string& kernel, uint32_t expected, size_t given, bool takes_state) {
   if (!takes_state && expected != 0)
-    throw std::invalid_argument(
+    throw zex::InvalidArgument(
         "zex: kernel '" + kernel + "' does not take a zex_state_t as its last parameter (it has " +
         std::to_string(expected) +
         " parameter(s)), so zex cannot pass it the stream's report: declare `zex_state_t zex` as the "
         "kernel's last parameter (OpenCL C: #include <zex/device.h>; other compilers: a by-value struct "
         "of three 64-bit integers, docs/abi.md)");
   if (expected == 0)
-    throw std::invalid_argument("zex: kernel '" + kernel +
+    throw zex::InvalidArgument("zex: kernel '" + kernel +
                                 "' has no parameters; a kernel launched through zex takes a zex_state_t "
                                 "as its last parameter");
-  throw std::invalid_argument("zex: kernel '" + kernel + "' expects " + std::to_string(expected - 1) +
+  throw zex::InvalidArgument("zex: kernel '" + kernel + "' expects " + std::to_string(expected - 1) +
                               " argument(s) plus the trailing zex_state_t (" + std::to_string(expected) +
                               " parameters in all), but the launch passed " + std::to_string(given) +
                               " argument(s)");
@@ -77,7 +77,7 @@ void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, s
 }
 
 void throw_zero_extent(const std::string& kernel) {
-  throw std::invalid_argument("zex: launch of kernel '" + kernel +
+  throw zex::InvalidArgument("zex: launch of kernel '" + kernel +
                               "': every component of LaunchConfig::groups and group_size must be at "
                               "least 1 (use {n, 1, 1} for one dimension)");
 }
@@ -86,7 +86,7 @@ void throw_too_many_work_items(const std::string& kernel, const Dim3& g, const D
   auto dims = [](const Dim3& d) {
     return std::to_string(d.x) + " x " + std::to_string(d.y) + " x " + std::to_string(d.z);
   };
-  throw std::invalid_argument("zex: launch of kernel '" + kernel + "': " + dims(g) + " work-groups of " + dims(b) +
+  throw zex::InvalidArgument("zex: launch of kernel '" + kernel + "': " + dims(g) + " work-groups of " + dims(b) +
                               " work-items is 2^64 work-items or more, which zex's device ABI cannot number "
                               "(64-bit work-item ids); launch fewer work-items and let each cover more of "
                               "the data");
@@ -168,7 +168,7 @@ std::string param_name(uint8_t param) {
 
 [[noreturn]] void throw_mismatch(uint32_t i, const std::string& kernel, const std::string& given, uint8_t param,
                                  const char* advice) {
-  throw std::invalid_argument("zex: argument " + std::to_string(i) + " of kernel '" + kernel + "' is " + given +
+  throw zex::InvalidArgument("zex: argument " + std::to_string(i) + " of kernel '" + kernel + "' is " + given +
                               ", but the kernel's parameter " + std::to_string(i) + " is " + param_name(param) +
                               ": " + advice);
 }
@@ -204,7 +204,7 @@ void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t
     const int64_t smin = bits == 64 ? INT64_MIN : -(int64_t(1) << (bits - 1));
     const bool fits = is_signed ? (s >= smin && (s < 0 || static_cast<uint64_t>(s) <= umax)) : u <= umax;
     if (!fits)
-      throw std::invalid_argument("zex: argument " + std::to_string(i) + " of kernel '" + kernel + "' is " +
+      throw zex::InvalidArgument("zex: argument " + std::to_string(i) + " of kernel '" + kernel + "' is " +
                                   given_name(given, is_signed) + " whose value " +
                                   (is_signed ? std::to_string(s) : std::to_string(u)) +
                                   " does not fit the kernel's parameter " + std::to_string(i) + ", " +
@@ -322,17 +322,58 @@ Stream::Stream(Stream&&) noexcept = default;
 Stream& Stream::operator=(Stream&&) noexcept = default;
 Stream::~Stream() = default;
 
+void Stream::launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t n) {
+  // launch()'s steps with a loop instead of a pack; keep the two in step.
+  Impl& s = live();
+  Impl::Use use(s);
+  const int level = s.level_for(cfg.debug_level);
+  Kernel::State& ks = kernel.live();
+  detail::LockGuard lock(ks.mu);
+  Kernel::Level& l = ks.at(level);
+  if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
+    detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
+  const Dim3& g = cfg.groups;
+  const Dim3& b = cfg.group_size;
+  if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
+    detail::throw_zero_extent(*ks.name);
+  uint64_t items;
+  if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
+                           __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
+                       0))
+    detail::throw_too_many_work_items(*ks.name, g, b);
+  if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
+  for (uint32_t i = 0; i < n; ++i) {
+    ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
+    if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
+  }
+  const uint64_t id = s.next_id;
+  const zex_state_t state = SlabPool::state(s.slot, id);
+  detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, detail::param_kind::kOther, *ks.name);
+  // No launch site: the caller is a binding whose own line would mislead (a run with a null file).
+  const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level ||
+                       s.runs.back().file != nullptr;
+  if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
+  const ze_group_count_t groups{g.x, g.y, g.z};
+  Impl::Command c;
+  s.begin_command(c);
+  ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, c.signal, c.num_waits, c.waits);
+  if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
+  s.end_command();
+  ++s.next_id;
+  if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_, nullptr, 0});
+}
+
 void Stream::Impl::throw_concurrent_use() {
-  throw std::logic_error(
+  throw zex::LogicError(
       "zex: two threads used one zex::Stream at the same time; a stream is used by one thread at a time: "
       "give each thread its own stream, or serialize the calls with a mutex. This call did nothing, and "
       "the stream stays usable.");
 }
 
-void Stream::throw_moved_from() { throw std::logic_error("zex: use of a moved-from zex::Stream"); }
+void Stream::throw_moved_from() { throw zex::LogicError("zex: use of a moved-from zex::Stream"); }
 
 void Stream::throw_null_event(const char* what) {
-  throw std::invalid_argument(std::string("zex: Stream::") + what + "() was given a null event handle");
+  throw zex::InvalidArgument(std::string("zex: Stream::") + what + "() was given a null event handle");
 }
 
 Stream::Impl::Impl(const Device& d) : dev(d), pool(&d.slab_pool()) {
@@ -507,8 +548,8 @@ void Stream::Impl::append_signal(ze_event_handle_t event) {
 }
 
 void Stream::Impl::throw_bad_level(int requested) const {
-  if (requested == -1) throw std::invalid_argument(env_error);
-  throw std::invalid_argument("zex: LaunchConfig::debug_level is " + std::to_string(requested) +
+  if (requested == -1) throw zex::InvalidArgument(env_error);
+  throw zex::InvalidArgument("zex: LaunchConfig::debug_level is " + std::to_string(requested) +
                               "; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL)");
 }
 
@@ -536,7 +577,7 @@ void Stream::Impl::raise(bool all_done) {
       },
       this, level, list, ev, known);
   ++seq;
-  if (e) info.launch_site = SourceLocation{e->file ? e->file : "", e->line};
+  if (e && e->file) info.launch_site = SourceLocation{e->file, e->line};
   // After synchronize every launch has finished (the reset is zex's own command); after an Event's
   // wait, later launches may still run and throw, and their runs name them.
   if (all_done) runs.clear();

@@ -54,6 +54,8 @@ if(ZEX_INSTALL)
     -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
     -DC_COMPILER=${CMAKE_C_COMPILER}
     -DKERNELS=${ZEX_TEST_USER_SPV}
+    -DC_API_TEST=${CMAKE_CURRENT_SOURCE_DIR}/c_api_test.c
+    -DTEST_KERNELS_CL=${CMAKE_CURRENT_SOURCE_DIR}/kernels/zex_test_kernels.cl
     "-DSANITIZE_FLAGS=${ZEX_SANITIZE_FLAGS}")   # the consumer is built with zex's sanitizers, if any
   add_test(NAME package_test
     COMMAND ${CMAKE_COMMAND} -DMODE=build ${ZEX_PACKAGE_ARGS}

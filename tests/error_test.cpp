@@ -103,3 +103,78 @@ TEST(ErrorFaults, FailingCallsBecomeZeErrorsAndZexRecovers) {
   s.launch(k, zex_test::cfg1d(1, 1, 1), count.get(), uint32_t(1));
   EXPECT_THROW(s.synchronize(), zex::KernelException);
 }
+
+// One error model: everything zex throws is a zex::Error, and still the std type it always was.
+namespace {
+
+// Catches `f`'s exception as a zex::Error; empty if it threw something else or nothing.
+template <class F>
+std::string zex_error_message(F&& f) {
+  try {
+    f();
+  } catch (const zex::Error& e) {
+    return e.message();
+  } catch (...) {
+    return "<not a zex::Error>";
+  }
+  return "<nothing thrown>";
+}
+
+}  // namespace
+
+TEST(Error, EveryZexErrorIsAZexErrorAndItsStdType) {
+  EXPECT_THROW(throw zex::InvalidArgument("x"), std::invalid_argument);
+  EXPECT_THROW(throw zex::LogicError("x"), std::logic_error);
+  EXPECT_THROW(throw zex::OutOfRange("x"), std::out_of_range);
+  EXPECT_THROW(throw zex::RuntimeError("x"), std::runtime_error);
+  EXPECT_THROW(throw zex::ZeError(ZE_RESULT_ERROR_UNKNOWN, "zeFoo"), std::runtime_error);
+  EXPECT_THROW(throw zex::KernelException(zex::KernelExceptionInfo{}), std::runtime_error);
+  EXPECT_EQ(zex_error_message([] { throw zex::InvalidArgument("bad argument"); }), "bad argument");
+  EXPECT_EQ(zex_error_message([] { throw zex::LogicError("bad state"); }), "bad state");
+  EXPECT_EQ(zex_error_message([] { throw zex::OutOfRange("past the end"); }), "past the end");
+  EXPECT_EQ(zex_error_message([] { throw zex::RuntimeError("missing part"); }), "missing part");
+  const std::string ze = zex_error_message([] { zex::check(ZE_RESULT_ERROR_DEVICE_LOST, "zeFoo"); });
+  EXPECT_EQ(ze.rfind("zex: zeFoo failed with ZE_RESULT_ERROR_DEVICE_LOST", 0), 0u) << ze;
+  zex::KernelExceptionInfo i;
+  i.kernel_name = "k";
+  i.device_name = "d";
+  const std::string ke = zex_error_message([&] { throw zex::KernelException(i); });
+  EXPECT_EQ(ke.rfind("KernelException: An exception was thrown in kernel 'k' on d", 0), 0u) << ke;
+}
+
+TEST(Error, CatchesNothingButZexErrors) {
+  EXPECT_EQ(zex_error_message([] { throw std::invalid_argument("theirs"); }), "<not a zex::Error>");
+  EXPECT_EQ(zex_error_message([] { throw std::runtime_error("theirs"); }), "<not a zex::Error>");
+  EXPECT_EQ(zex_error_message([] { throw 42; }), "<not a zex::Error>");
+}
+
+// What zex throws for misuse, end to end: a zex::Error every time, never a bare std exception.
+TEST(Error, MisuseOfRealObjectsThrowsZexErrors) {
+  auto& e = zex_test::env();
+  const std::string not_zex = "<not a zex::Error>";
+  EXPECT_NE(zex_error_message([&] { e.mod.kernel("no_such_kernel"); }), not_zex);
+  EXPECT_NE(zex_error_message([&] { e.ctx.device(e.ctx.device_count()); }), not_zex);
+  EXPECT_NE(zex_error_message([&] { zex::Module m(e.dev, std::vector<uint8_t>{1, 2, 3}); }), not_zex);
+  EXPECT_NE(zex_error_message([&] { zex::Module m(e.dev, std::vector<uint32_t>{0x07230203u, 0, 0, 0, 0, 7}); }),
+            not_zex);
+  EXPECT_NE(zex_error_message([&] { zex::Module::checked_level(3); }), not_zex);
+  EXPECT_NE(zex_error_message([&] { zex::Context c(nullptr, nullptr); }), not_zex);
+  EXPECT_NE(zex_error_message([&] { zex::Device().slab_pool(); }), not_zex);
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  EXPECT_NE(zex_error_message([&] { s.launch(vadd, zex_test::cfg1d(1, 1), 1.0); }), not_zex);
+  EXPECT_NE(zex_error_message([&] { s.launch(vadd, zex_test::cfg1d(0, 1), nullptr, nullptr, nullptr, 1u); }),
+            not_zex);
+  zex::LaunchConfig bad = zex_test::cfg1d(1, 1);
+  bad.debug_level = 9;
+  EXPECT_NE(zex_error_message([&] { s.launch(vadd, bad, nullptr, nullptr, nullptr, 1u); }), not_zex);
+  EXPECT_NE(zex_error_message([&] { s.wait(nullptr); }), not_zex);
+  EXPECT_NE(zex_error_message([&] { zex::Dim3 d(-1); (void)d; }), not_zex);
+  zex::Stream moved(std::move(s));
+  EXPECT_NE(zex_error_message([&] { s.synchronize(); }), not_zex);  // NOLINT: use after move, on purpose
+  // A kernel exception too.
+  zex_test::Usm<float> a(64), b(64), c(64);
+  moved.launch(vadd, zex_test::cfg1d(1, 64), c.get(), a.get(), b.get(), 10u);
+  const std::string ke = zex_error_message([&] { moved.synchronize(); });
+  EXPECT_NE(ke.find("BoundsError"), std::string::npos) << ke;
+}

@@ -139,3 +139,33 @@ TEST(KernelExceptionMessage, Level0ShowsNoValuesOrCountButTheSite) {
                "Hint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
                "the exception's name and reason.");
 }
+
+// The hints speak the caller's language (zex::format_kernel_exception): the way to pick a debug level
+// in C++, C, Python and Julia. Everything else in the message is the same.
+TEST(KernelExceptionMessage, HintsSpeakTheCallersLanguage) {
+  const zex::KernelExceptionInfo i0 = info(0), i1 = info(1);
+  EXPECT_EQ(zex::format_kernel_exception(i1), zex::KernelException(i1).what());
+  EXPECT_EQ(zex::format_kernel_exception(i1, zex::Language::Cpp), zex::KernelException(i1).what());
+  struct Case {
+    zex::Language lang;
+    const char* knob;
+  } cases[] = {
+      {zex::Language::Cpp, "LaunchConfig::debug_level"},
+      {zex::Language::C, "zex_launch_config_t.debug_level"},
+      {zex::Language::Python, "the debug_level= keyword of stream.launch(...)"},
+      {zex::Language::Julia, "the debug_level= keyword of the launch"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(zex::format_kernel_exception(i0, c.lang),
+              "KernelException: An exception was thrown in kernel 'vadd' on dev0\n"
+              "Hint: launch with debug_level=1 (" + std::string(c.knob) +
+                  " or ZEX_DEBUG_LEVEL=1) to see the exception's name and reason.");
+    EXPECT_EQ(zex::format_kernel_exception(i1, c.lang),
+              "KernelException: A BoundsError was thrown in kernel 'vadd' on dev0: Out-of-bounds array access\n"
+              "Hint: launch with debug_level=2 (" + std::string(c.knob) +
+                  " or ZEX_DEBUG_LEVEL=2) to see the work-item that threw and a stacktrace.");
+  }
+  // Level 2 has no hint: the same text in every language.
+  EXPECT_EQ(zex::format_kernel_exception(info(2), zex::Language::Python),
+            zex::format_kernel_exception(info(2), zex::Language::Cpp));
+}

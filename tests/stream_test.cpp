@@ -1034,3 +1034,36 @@ TEST(Stream, EventsOutliveTheirStreamAndEmptyOnesAreRefused) {
   EXPECT_NO_THROW(ev.synchronize());
   EXPECT_TRUE(ev.ready());
 }
+
+// Stream::launch_args: the arguments as bytes, known only at run time (what the C API and bindings
+// use). The same checks of count and level as launch(), the same recovery.
+TEST(Stream, LaunchArgsTakesArgumentsAsBytes) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  for (int i = 0; i < 1024; ++i) {
+    a[i] = float(i);
+    b[i] = 2.0f;
+  }
+  float* pc = c.get();
+  float* pa = a.get();
+  float* pb = b.get();
+  uint32_t n = 1000;
+  const zex::KernelArg args[] = {{sizeof pc, &pc}, {sizeof pa, &pa}, {sizeof pb, &pb}, {sizeof n, &n}};
+  s.launch_args(vadd, zex_test::cfg1d(4, 256, 2), args, 4);
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.name(), "BoundsError");
+  ASSERT_TRUE(ex.global_id().has_value());
+  EXPECT_GE((*ex.global_id())[0], 1000u);
+  try {
+    s.launch_args(vadd, zex_test::cfg1d(4, 256), args, 3);
+    FAIL() << "a wrong argument count was accepted";
+  } catch (const zex::InvalidArgument& err) {
+    EXPECT_NE(std::string(err.what()).find("kernel 'vadd' expects 4 argument(s)"), std::string::npos) << err.what();
+  }
+  n = 1024;
+  s.launch_args(vadd, zex_test::cfg1d(4, 256), args, 4);
+  s.synchronize();
+  for (int i = 0; i < 1024; ++i) ASSERT_EQ(c[i], float(i) + 2.0f) << i;
+}

@@ -4,11 +4,14 @@
 //  - the launch call alone (host side), zex vs raw, at the same stream counts;
 //  - a batch of 32 launches and one synchronize, zex vs raw, at the same stream counts;
 //  - a no-throw synchronize() vs a raw host wait on a launch whose event is already signaled;
-//  - the time from synchronize() to a caught KernelException at debug levels 0, 1 and 2.
+//  - the time from synchronize() to a caught KernelException at debug levels 0, 1 and 2;
+//  - launch + synchronize, and the launch call alone, through the C API (<zex/zex.h>, libzex.so) vs the
+//    C++ API, 1 stream (target: C API <= 1.10x C++).
 // At the end it prints the ratios (zex / raw) computed from this run's numbers.
 //
 //   ZE_ENABLE_ALT_DRIVERS=<build>/driver/libze_zex_cpu.so zex_bench <kernels.spv> [benchmark flags]
 //   (or: cmake --build <build> --target run-bench-zex)
+#include <zex/zex.h>
 #include <zex/zex.hpp>
 
 #include <benchmark/benchmark.h>
@@ -201,6 +204,70 @@ void BM_LaunchSync_Zex(benchmark::State& state) {
     s.synchronize();
   }
   state.counters["streams"] = double(state.range(0));
+}
+
+// --- the same through the C API: libzex.so's own context, module and stream ----------------------------
+
+struct CEnv {
+  zex_context_t ctx = nullptr;
+  zex_device_t dev = nullptr;
+  zex_module_t mod = nullptr;
+  uint32_t* flag = nullptr;
+};
+CEnv* g_c = nullptr;
+
+void c_check(zex_result_t r, const char* what) {
+  if (r != ZEX_SUCCESS) throw std::runtime_error(std::string(what) + ": " + zex_last_error_message());
+}
+
+// A C API stream and kernel "touch", launched once (the kernel's build is not measured).
+struct CStream {
+  zex_stream_t s = nullptr;
+  zex_kernel_t k = nullptr;
+  zex_launch_config_t cfg{{1, 1, 1}, {1, 1, 1}, 1};
+  uint32_t token = 0;
+  zex_arg_t args[2];
+  CStream() {
+    c_check(zex_stream_create(g_c->dev, &s), "zex_stream_create");
+    c_check(zex_kernel_create(g_c->mod, "touch", &k), "zex_kernel_create");
+    args[0] = zex_arg_t{sizeof g_c->flag, &g_c->flag};
+    args[1] = zex_arg_t{sizeof token, &token};
+    launch();
+    c_check(zex_stream_synchronize(s, nullptr), "zex_stream_synchronize");
+  }
+  ~CStream() {
+    zex_stream_destroy(s);
+    zex_kernel_destroy(k);
+  }
+  zex_result_t launch() {
+    ++token;
+    return zex_stream_launch(s, k, &cfg, 2, args);
+  }
+};
+
+void BM_LaunchSync_C(benchmark::State& state) {
+  CStream c;
+  for (auto _ : state) {
+    if (c.launch() != ZEX_SUCCESS || zex_stream_synchronize(c.s, nullptr) != ZEX_SUCCESS) {
+      state.SkipWithError(zex_last_error_message());
+      break;
+    }
+  }
+  state.counters["streams"] = 1;
+}
+
+void BM_LaunchOnly_C(benchmark::State& state) {
+  CStream c;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    const zex_result_t r = c.launch();
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (r != ZEX_SUCCESS || zex_stream_synchronize(c.s, nullptr) != ZEX_SUCCESS) {
+      state.SkipWithError(zex_last_error_message());
+      break;
+    }
+  }
+  state.counters["streams"] = 1;
 }
 
 // --- the launch call alone (host side: arguments + one append), synchronized outside the timing ------
@@ -585,12 +652,14 @@ std::vector<char> read_file(const char* path) {
 // Raw and zex alternate at each stream count so that drift in the machine's load hits both alike.
 BENCHMARK(BM_LaunchSync_Raw)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LaunchSync_Zex)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LaunchSync_C)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LaunchSync_Raw)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LaunchSync_Zex)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LaunchSync_Raw)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LaunchSync_Zex)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LaunchOnly_Raw)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LaunchOnly_Zex)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_LaunchOnly_C)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LaunchOnly_Raw)->Arg(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LaunchOnly_Zex)->Arg(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_LaunchOnly_Raw)->Arg(1000)->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -623,6 +692,15 @@ int main(int argc, char** argv) {
   }
   try {
     g_env = new Env(read_file(argv[1]));  // never destroyed: see tests/zex_fixture.hpp
+    {
+      const std::vector<char> spv = read_file(argv[1]);
+      g_c = new CEnv();  // never destroyed, likewise
+      c_check(zex_context_create(&g_c->ctx), "zex_context_create");
+      c_check(zex_device_get(g_c->ctx, 0, &g_c->dev), "zex_device_get");
+      c_check(zex_module_create(g_c->dev, spv.data(), spv.size(), &g_c->mod), "zex_module_create");
+      c_check(zex_context_alloc_shared(g_c->ctx, g_c->dev, 64, 64, reinterpret_cast<void**>(&g_c->flag)),
+              "zex_context_alloc_shared");
+    }
     std::printf("device: %s\n", g_env->dev.name().c_str());
     Collector rep;
     benchmark::RunSpecifiedBenchmarks(&rep);
@@ -638,6 +716,8 @@ int main(int argc, char** argv) {
     for (const char* n : {"1", "100", "1000"})
       ratio(("launch+sync zex/raw, " + std::string(n) + " streams").c_str(),
             std::string("BM_LaunchSync_Zex/") + n, std::string("BM_LaunchSync_Raw/") + n);
+    ratio("launch+sync C API/C++ (target <= 1.10x)", "BM_LaunchSync_C", "BM_LaunchSync_Zex/1");
+    ratio("launch call alone C API/C++", "BM_LaunchOnly_C", "BM_LaunchOnly_Zex/1");
     for (const char* n : {"1", "100", "1000"})
       ratio(("launch call alone zex/raw, " + std::string(n) + " streams").c_str(),
             std::string("BM_LaunchOnly_Zex/") + n, std::string("BM_LaunchOnly_Raw/") + n);

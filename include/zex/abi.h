@@ -48,9 +48,17 @@ typedef uint8_t zex_u8_t;
 #ifdef __cplusplus
 #define ZEX_ALIGNOF(type) alignof(type)
 #define ZEX_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
-#else
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define ZEX_ALIGNOF(type) _Alignof(type)
 #define ZEX_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#else
+/* C99 (<zex/zex.h> promises C99, and -pedantic rejects C11's keywords there): the same checks as a
+   negative array size; __alignof__ is the GNU spelling every compiler of Level Zero hosts has. */
+#define ZEX_ALIGNOF(type) __alignof__(type)
+#define ZEX_STATIC_ASSERT_CAT2(a, b) a##b
+#define ZEX_STATIC_ASSERT_CAT(a, b) ZEX_STATIC_ASSERT_CAT2(a, b)
+#define ZEX_STATIC_ASSERT(cond, msg) \
+  typedef char ZEX_STATIC_ASSERT_CAT(zex_static_assert_line_, __LINE__)[(cond) ? 1 : -1]
 #endif
 #endif
 

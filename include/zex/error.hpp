@@ -12,6 +12,56 @@
 
 namespace zex {
 
+/// The base of everything zex throws (docs/design.md, "Errors"): `catch (const zex::Error&)` catches
+/// zex's errors and nothing else. A mixin, not a std::exception, so that each error keeps deriving
+/// from the std type it always derived from (ZeError and KernelException from std::runtime_error,
+/// InvalidArgument from std::invalid_argument, ...) and existing `catch (const std::...&)` clauses
+/// still work; message() is what() of that std type.
+class Error {
+ public:
+  virtual ~Error() = default;
+  /// The message (the same text as what()).
+  virtual const char* message() const noexcept = 0;
+
+ protected:
+  Error() = default;
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
+};
+
+/// Misuse that zex detects before touching anything: invalid SPIR-V, an unknown kernel name, a wrong
+/// argument count or type, a bad debug level, a zero extent. Nothing was appended.
+class InvalidArgument : public std::invalid_argument, public Error {
+ public:
+  explicit InvalidArgument(const std::string& what) : std::invalid_argument(what) {}
+  explicit InvalidArgument(const char* what) : std::invalid_argument(what) {}
+  const char* message() const noexcept override { return what(); }
+};
+
+/// A call that the object's state does not allow: a moved-from or empty object, two threads on one
+/// stream at once. Nothing changed.
+class LogicError : public std::logic_error, public Error {
+ public:
+  explicit LogicError(const std::string& what) : std::logic_error(what) {}
+  explicit LogicError(const char* what) : std::logic_error(what) {}
+  const char* message() const noexcept override { return what(); }
+};
+
+/// An index past the end (Context::device(i) with i >= device_count()). A std::out_of_range, as
+/// before, so also a std::logic_error.
+class OutOfRange : public std::out_of_range, public Error {
+ public:
+  explicit OutOfRange(const std::string& what) : std::out_of_range(what) {}
+  const char* message() const noexcept override { return what(); }
+};
+
+/// zex was built without a part it needs (its device library). A std::runtime_error, as before.
+class RuntimeError : public std::runtime_error, public Error {
+ public:
+  explicit RuntimeError(const std::string& what) : std::runtime_error(what) {}
+  const char* message() const noexcept override { return what(); }
+};
+
 /// The spelling of a ze_result_t as in ze_api.h (e.g. "ZE_RESULT_ERROR_DEVICE_LOST"), or nullptr
 /// for a value the table does not know. Never throws.
 inline const char* result_name(ze_result_t r) noexcept { return detail::result_name_or_null(r); }
@@ -33,7 +83,7 @@ std::string format_ze_error(ze_result_t result, const std::string& call, const s
 /// A Level Zero call failed. result() is the ze_result_t, call() the Level Zero function that
 /// returned it; what() names both, adds what zex was doing and what to do, and for a failed module
 /// build contains the driver's build log (also in build_log()).
-class ZeError : public std::runtime_error {
+class ZeError : public std::runtime_error, public Error {
  public:
   /// @param detail   what zex was doing (may be empty)
   /// @param advice   what to do; empty picks a default from the result
@@ -51,6 +101,7 @@ class ZeError : public std::runtime_error {
   const std::string& call() const noexcept { return call_; }
   /// The driver's build log when the failing call built a module, else empty.
   const std::string& build_log() const noexcept { return build_log_; }
+  const char* message() const noexcept override { return what(); }
 
  private:
   ze_result_t result_;

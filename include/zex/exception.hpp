@@ -3,6 +3,7 @@
 #pragma once
 
 #include <zex/abi.h>
+#include <zex/error.hpp>
 
 #include <array>
 #include <cstdint>
@@ -52,10 +53,20 @@ struct KernelExceptionInfo {
   std::optional<SourceLocation> launch_site;
 };
 
+/// The language a message speaks to: its fix-it hints name the caller's way of choosing a debug
+/// level (C++: LaunchConfig::debug_level; C: zex_launch_config_t.debug_level; Python and Julia: the
+/// debug_level= keyword of the launch). Bindings pass theirs to format_kernel_exception().
+enum class Language { Cpp = 0, C = 1, Python = 2, Julia = 3 };
+
+/// The message of a kernel exception (docs/design.md, "Debug levels and messages"), with the hints in
+/// `lang`'s terms; KernelException::what() is this with Language::Cpp. Compiled: src/exception.cpp.
+std::string format_kernel_exception(const KernelExceptionInfo& info, Language lang = Language::Cpp);
+
 namespace detail {
-/// The text of KernelException::what() for `info` (compiled: src/exception.cpp). See docs/design.md,
-/// "Debug levels and messages".
-std::string kernel_exception_message(const KernelExceptionInfo& info);
+/// The text of KernelException::what() for `info`: format_kernel_exception(info, Language::Cpp).
+inline std::string kernel_exception_message(const KernelExceptionInfo& info) {
+  return format_kernel_exception(info, Language::Cpp);
+}
 }  // namespace detail
 
 /// A work-item threw in a kernel launched on a zex::Stream (or on a slot a runtime checks itself).
@@ -63,7 +74,7 @@ std::string kernel_exception_message(const KernelExceptionInfo& info);
 /// on which device, and a hint to use debug_level=1; at level 1 also the exception's name and
 /// reason and a hint to use debug_level=2; at level 2 also the work-item, its work-group and the
 /// stacktrace. The stream that threw stays usable.
-class KernelException : public std::runtime_error {
+class KernelException : public std::runtime_error, public Error {
  public:
   explicit KernelException(KernelExceptionInfo info)
       : std::runtime_error(detail::kernel_exception_message(info)), info_(std::move(info)) {}
@@ -103,6 +114,7 @@ class KernelException : public std::runtime_error {
   const std::optional<SourceLocation>& launch_site() const noexcept { return info_.launch_site; }
   /// All of the above in one struct.
   const KernelExceptionInfo& info() const noexcept { return info_; }
+  const char* message() const noexcept override { return what(); }
 
  private:
   KernelExceptionInfo info_;

@@ -124,6 +124,13 @@ struct LocalMemory {
 };
 inline LocalMemory local(size_t bytes) noexcept { return LocalMemory{bytes}; }
 
+/// One argument of Stream::launch_args(): `size` bytes at `value`, or a __local parameter of `size`
+/// bytes when `value` is null.
+struct KernelArg {
+  size_t size = 0;
+  const void* value = nullptr;
+};
+
 /// The default debug level: ZEX_DEBUG_LEVEL (0, 1 or 2), 1 when unset.
 /// @throws std::invalid_argument naming the variable if it holds anything else
 int default_debug_level();
@@ -279,6 +286,13 @@ class Stream {
     ++s.next_id;
     if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_, at.file, at.line});
   }
+
+  /// launch() with arguments known only at run time (language bindings, the C API): `count`
+  /// arguments, each passed as its bytes; the scalar type check of launch() cannot apply (there are
+  /// no C++ types), so the driver's size check is the only one. The argument count, debug level and
+  /// extents are checked as by launch(). Compiled (src/stream.cpp).
+  /// @throws InvalidArgument, ZeError as launch()
+  void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t count);
 
   /// Waits for everything launched so far (one host wait). If a work-item threw, decodes the
   /// report of the first launch that threw, appends the claim word's reset, clears the report, and

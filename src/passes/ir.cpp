@@ -1,6 +1,8 @@
 // parse() and to_words(): SPIR-V words <-> zex::passes::Module (ir.hpp).
 #include "ir.hpp"
 
+#include <zex/error.hpp>
+
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -135,7 +137,7 @@ spv_target_env target_env(const std::vector<uint32_t>& words) {
 }
 
 Module parse(const std::vector<uint32_t>& words) {
-  if (words.size() < 5) throw std::invalid_argument("not a SPIR-V module: shorter than its 5-word header");
+  if (words.size() < 5) throw zex::InvalidArgument("not a SPIR-V module: shorter than its 5-word header");
   ParseState st;
   spv_context ctx = spvContextCreate(target_env(words));
   spv_diagnostic diag = nullptr;
@@ -144,7 +146,7 @@ Module parse(const std::vector<uint32_t>& words) {
   spvDiagnosticDestroy(diag);
   spvContextDestroy(ctx);
   if (r != SPV_SUCCESS)
-    throw std::invalid_argument("malformed SPIR-V module" + (msg.empty() ? std::string() : ": " + msg));
+    throw zex::InvalidArgument("malformed SPIR-V module" + (msg.empty() ? std::string() : ": " + msg));
   st.m.trailing = std::move(st.pending);
   return std::move(st.m);
 }

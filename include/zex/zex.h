@@ -1,0 +1,185 @@
+/* zex C API (C99): the objects of <zex/zex.hpp> behind opaque handles, for runtimes and language
+ * bindings that cannot use C++ (docs/integration.md, "C API"). Link libzex.so (`pkg-config --libs zex`,
+ * SONAME libzex.so.1), which exports only the zex_* names below.
+ *
+ * Errors: every call that can fail returns a zex_result_t. No C++ exception crosses this boundary. On
+ * failure the calling thread's last error is set (zex_last_error_message(), zex_last_ze_result(),
+ * zex_last_error_call()); on success it is cleared. NULL handles and NULL out-pointers are
+ * ZEX_ERROR_INVALID_ARGUMENT with a message naming the parameter; every destroy function accepts NULL.
+ *
+ * Lifetimes: a zex_device_t belongs to its zex_context_t and is valid until zex_context_destroy.
+ * Modules, kernels and streams hold a reference to the context's shared state, so they may be destroyed
+ * after their context; a kernel keeps its module's state alive, and a stream keeps the kernels of its
+ * pending launches alive. Destroy streams before you free memory their pending launches use.
+ *
+ * Threads: contexts, devices, modules and kernels may be used from any thread (launches of one kernel
+ * are serialized: a Level Zero kernel's arguments are state). A stream is used by one thread at a time:
+ * a call from a second thread while one is in progress returns ZEX_ERROR_INVALID_STATE and changes
+ * nothing. Exceptions are immutable. Slots may be acquired and released from any thread; one slot is
+ * used by one thread at a time. The last error is per thread. */
+#ifndef ZEX_ZEX_H
+#define ZEX_ZEX_H
+
+#include <level_zero/ze_api.h>
+#include <zex/abi.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The C API's ABI version: the SONAME is libzex.so.ZEX_C_API_VERSION, raised only by an incompatible
+ * change (docs/decisions.md, "libzex.so SONAME"). Additions keep it. */
+#define ZEX_C_API_VERSION 1
+
+typedef enum zex_result_t {
+  ZEX_SUCCESS = 0,
+  ZEX_ERROR_KERNEL_EXCEPTION = 1,   /* synchronize found a thrown exception; the stream stays usable */
+  ZEX_ERROR_LEVEL_ZERO = 2,         /* a Level Zero call failed: zex_last_ze_result(), zex_last_error_call() */
+  ZEX_ERROR_INVALID_ARGUMENT = 3,   /* misuse detected before anything was done (NULL, bad SPIR-V, counts) */
+  ZEX_ERROR_OUT_OF_HOST_MEMORY = 4, /* std::bad_alloc inside zex */
+  ZEX_ERROR_INVALID_STATE = 5,      /* zex's logic errors, e.g. two threads on one stream */
+  ZEX_ERROR_UNKNOWN = 6             /* anything else caught at the boundary */
+} zex_result_t;
+
+typedef struct zex_context_s* zex_context_t;
+typedef struct zex_device_s* zex_device_t;
+typedef struct zex_module_s* zex_module_t;
+typedef struct zex_kernel_s* zex_kernel_t;
+typedef struct zex_stream_s* zex_stream_t;
+typedef struct zex_exception_s* zex_exception_t;
+typedef struct zex_slot_s* zex_slot_t;
+
+/* Which language a message's fix-it hints speak (zex_exception_message_for). */
+typedef enum zex_language_t {
+  ZEX_LANGUAGE_CPP = 0,
+  ZEX_LANGUAGE_C = 1,
+  ZEX_LANGUAGE_PYTHON = 2,
+  ZEX_LANGUAGE_JULIA = 3
+} zex_language_t;
+
+typedef struct zex_launch_config_t {
+  uint32_t groups[3];     /* work-groups in x, y, z; each at least 1 */
+  uint32_t group_size[3]; /* work-items per work-group; each at least 1 */
+  int debug_level;        /* 0, 1, 2; -1 = the stream's default (ZEX_DEBUG_LEVEL, else 1) */
+} zex_launch_config_t;
+
+typedef struct zex_arg_t {
+  size_t size;       /* bytes of the argument */
+  const void* value; /* NULL = a __local parameter of `size` bytes */
+} zex_arg_t;
+
+/* ---- version and errors (thread-local; valid until the next zex call on the same thread) ------------ */
+uint32_t zex_c_api_version(void);             /* ZEX_C_API_VERSION of the library loaded */
+const char* zex_last_error_message(void);     /* "" when the last call on this thread succeeded */
+ze_result_t zex_last_ze_result(void);         /* ZE_RESULT_SUCCESS unless the last error was ZEX_ERROR_LEVEL_ZERO */
+const char* zex_last_error_call(void);        /* the Level Zero function that failed, else "" */
+
+/* ---- contexts and devices ------------------------------------------------------------------------- */
+/* zeInit, the first driver, a new Level Zero context (owned: destroyed with the zex context). */
+zex_result_t zex_context_create(zex_context_t* out);
+/* Adopts a runtime's driver and context (zeInit already called); zex never destroys them. */
+zex_result_t zex_context_adopt(ze_driver_handle_t driver, ze_context_handle_t context, zex_context_t* out);
+void zex_context_destroy(zex_context_t context);
+zex_result_t zex_device_count(zex_context_t context, uint32_t* out);
+/* The device is owned by the context: valid until zex_context_destroy, never destroyed by itself. */
+zex_result_t zex_device_get(zex_context_t context, uint32_t index, zex_device_t* out);
+/* Shared USM on `device` (NULL: the context's device 0); alignment 0 = the driver's default. */
+zex_result_t zex_context_alloc_shared(zex_context_t context, zex_device_t device, size_t size, size_t alignment,
+                                      void** out);
+zex_result_t zex_context_free(zex_context_t context, void* ptr); /* NULL ptr: nothing */
+
+/* ---- modules and kernels -------------------------------------------------------------------------- */
+/* Validates the SPIR-V, runs zex's passes, links the device library (INVALID_ARGUMENT with the
+ * validator's diagnostic). The driver builds it per debug level at the first launch at that level. */
+zex_result_t zex_module_create(zex_device_t device, const void* spirv, size_t size, zex_module_t* out);
+void zex_module_destroy(zex_module_t module);
+/* Builds the module at debug level 1 if needed. *out: "" if it built; else the driver's build log
+ * (valid until zex_module_destroy) and ZEX_ERROR_LEVEL_ZERO. */
+zex_result_t zex_module_build_log(zex_module_t module, const char** out);
+/* The kernel keeps the module's state alive: the module may be destroyed first. INVALID_ARGUMENT
+ * listing the module's kernels if there is no kernel `name`. */
+zex_result_t zex_kernel_create(zex_module_t module, const char* name, zex_kernel_t* out);
+void zex_kernel_destroy(zex_kernel_t kernel);
+
+/* ---- streams ---------------------------------------------------------------------------------------- */
+zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out);
+/* Waits for the stream's work; an exception nobody synchronized for is dropped. */
+void zex_stream_destroy(zex_stream_t stream);
+/* Sets the arguments (each by size; the driver checks the size), the stream's zex_state_t last, and
+ * appends the launch. INVALID_ARGUMENT (naming the kernel and the counts) unless num_args is the
+ * kernel's parameter count minus the trailing zex_state_t; nothing is appended then. */
+zex_result_t zex_stream_launch(zex_stream_t stream, zex_kernel_t kernel, const zex_launch_config_t* config,
+                               uint32_t num_args, const zex_arg_t* args);
+/* Waits for everything launched. ZEX_ERROR_KERNEL_EXCEPTION if a work-item threw: *exception_out (if
+ * not NULL) receives it, to be destroyed with zex_exception_destroy; the last error message holds its
+ * C text. The stream is usable afterwards. *exception_out is NULL otherwise. */
+zex_result_t zex_stream_synchronize(zex_stream_t stream, zex_exception_t* exception_out);
+/* zex_stream_synchronize that gives up after timeout_ns (UINT64_MAX: never): *done_out 0 if the work
+ * has not finished (nothing changed), 1 once it has (with the exception, if one was thrown). */
+zex_result_t zex_stream_synchronize_for(zex_stream_t stream, uint64_t timeout_ns, int* done_out,
+                                        zex_exception_t* exception_out);
+
+/* ---- kernel exceptions (immutable; strings valid until zex_exception_destroy) ---------------------- */
+const char* zex_exception_message(zex_exception_t e); /* the message, hints in C terms */
+const char* zex_exception_message_for(zex_exception_t e, zex_language_t language);
+const char* zex_exception_name(zex_exception_t e);        /* "" at debug level 0 */
+const char* zex_exception_reason(zex_exception_t e);      /* "" at debug level 0 */
+const char* zex_exception_kernel_name(zex_exception_t e);
+int zex_exception_debug_level(zex_exception_t e);
+int zex_exception_global_id(zex_exception_t e, uint64_t out[3]); /* 1 if recorded (level 2), else 0 */
+int zex_exception_group_id(zex_exception_t e, uint64_t out[3]);
+int zex_exception_local_id(zex_exception_t e, uint64_t out[3]);
+uint32_t zex_exception_frame_count(zex_exception_t e);
+/* Frame i (0 = innermost); 1 if it exists, else 0. Any out-pointer may be NULL. */
+int zex_exception_frame(zex_exception_t e, uint32_t i, const char** function, const char** file, uint32_t* line);
+void zex_exception_destroy(zex_exception_t e);
+
+/* ---- raw handles for interop (NULL, and the last error set, on failure) ---------------------------- */
+ze_context_handle_t zex_context_handle(zex_context_t context);
+ze_driver_handle_t zex_driver_handle(zex_context_t context);
+ze_device_handle_t zex_device_handle(zex_device_t device);
+ze_command_list_handle_t zex_stream_handle(zex_stream_t stream); /* an immediate list; see the guide */
+/* The kernel's Level Zero kernel at debug level 1 (building the module if needed), owned by zex. */
+ze_kernel_handle_t zex_kernel_handle(zex_kernel_t kernel);
+
+/* ---- the lower-level slot API: runtimes that own their command lists (zex::SlabPool, UniqueSlot) ----
+ * A slot is one report and claim word from the device's slab pool. Per launch, pass
+ * zex_slot_state(slot, id) as the kernel's last argument (zeKernelSetArgumentValue with
+ * sizeof(zex_state_t)) and declare host and device indirect access on the kernel; after your own
+ * synchronization, zex_slot_check() turns a throw into a zex_exception_t and resets the slot. Only the
+ * first throw is reported until the slot is reset. Different slots may be used from different threads;
+ * one slot from one thread at a time. */
+/* Acquires a clean slot (grows the pool by one slab when none is free). */
+zex_result_t zex_slot_acquire(zex_device_t device, zex_slot_t* out);
+/* Returns the slot; no launch may still use it. An unchecked throw is discarded (reset now). */
+void zex_slot_release(zex_slot_t slot);
+/* The kernel's report argument for a launch with a non-zero id of your choosing. */
+zex_result_t zex_slot_state(zex_slot_t slot, uint64_t launch_id, zex_state_t* out);
+/* 1 if a work-item threw into the slot (one load; meaningful after its launches completed), else 0. */
+int zex_slot_thrown(zex_slot_t slot);
+/* Appends the claim word's reset (a 4-byte fill) to `list`, any list of the device; signals `signal`
+ * and waits for `wait` if not NULL. zex_slot_check does this for you. */
+zex_result_t zex_slot_append_reset(zex_slot_t slot, ze_command_list_handle_t list, ze_event_handle_t signal,
+                                   ze_event_handle_t wait);
+/* After your synchronization: ZEX_SUCCESS if nothing was thrown; else decodes the report, appends the
+ * reset to `reset_list` (NULL: resets now on zex's own list, waited for), clears the report and returns
+ * ZEX_ERROR_KERNEL_EXCEPTION with *exception_out (may be NULL). `kernel_name` names the kernel in the
+ * message; `launch_level` is the level it was launched at (used if the report's own is corrupt). If
+ * the reset cannot be appended: ZEX_ERROR_LEVEL_ZERO and the report is kept. */
+zex_result_t zex_slot_check(zex_slot_t slot, const char* kernel_name, ze_command_list_handle_t reset_list,
+                            int launch_level, zex_exception_t* exception_out);
+/* zex_slot_check for several launches in flight: name_of(user, launch_id) names the kernel (return
+ * NULL if unknown; the string is copied before zex_slot_check_with returns). */
+typedef const char* (*zex_kernel_name_fn)(void* user, uint64_t launch_id);
+zex_result_t zex_slot_check_with(zex_slot_t slot, zex_kernel_name_fn name_of, void* user,
+                                 ze_command_list_handle_t reset_list, int launch_level,
+                                 zex_exception_t* exception_out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZEX_ZEX_H */

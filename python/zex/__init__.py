@@ -1,0 +1,35 @@
+"""zex: device-side exceptions for Level Zero, from Python.
+
+Pure Python over libzex (the zex C API, include/zex/zex.h) with ctypes. libzex is found through
+$ZEX_LIBRARY (its path), else next to this package, else in the install prefix, else on the dynamic
+linker's path; it is loaded on first use. See docs/integration.md, "Python".
+
+    import ctypes, zex
+    with zex.Context() as ctx:
+        dev = ctx.device(0)
+        vadd = zex.Module(dev, "vadd.spv").kernel("vadd")
+        stream = zex.Stream(dev)
+        stream.launch(vadd, groups, 64, c, a, b, ctypes.c_uint32(n), debug_level=2)
+        try:
+            stream.synchronize()
+        except zex.KernelException as e:
+            print(e.name, e.reason, e.global_id, e.frames)
+"""
+from ._errors import (Error, InvalidArgument, InvalidState, KernelException, LibraryNotFoundError,
+                      LibraryVersionError, OutOfHostMemory, UnknownError, ZeError, ZeResult)
+from ._core import Context, Device, Kernel, Local, Module, SharedBuffer, Stream, local
+from ._library import C_API_VERSION
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Context", "Device", "Module", "Kernel", "Stream", "SharedBuffer", "Local", "local",
+    "Error", "KernelException", "ZeError", "ZeResult", "InvalidArgument", "InvalidState", "OutOfHostMemory",
+    "UnknownError", "LibraryNotFoundError", "LibraryVersionError", "C_API_VERSION", "library_path",
+]
+
+
+def library_path():
+    """The libzex this process uses (loads it now if needed; raises LibraryNotFoundError if none)."""
+    from . import _library
+    return _library.library_path()

@@ -1,0 +1,207 @@
+"""Finding, loading and declaring libzex, the C API of zex (include/zex/zex.h), with ctypes.
+
+The library is loaded on first use, not at import, so that ``import zex`` always works and a missing
+library is a catchable ``zex.LibraryNotFoundError`` that says where zex looked.
+"""
+import ctypes
+import glob
+import os
+import sys
+import sysconfig
+import threading
+
+from ._errors import LibraryNotFoundError, LibraryVersionError
+
+#: The C API version this package is written against (ZEX_C_API_VERSION of include/zex/zex.h).
+C_API_VERSION = 1
+#: The library's file name: its SONAME carries the C API version.
+SONAME = "libzex.so.%d" % C_API_VERSION
+
+# zex_result_t
+SUCCESS = 0
+ERROR_KERNEL_EXCEPTION = 1
+ERROR_LEVEL_ZERO = 2
+ERROR_INVALID_ARGUMENT = 3
+ERROR_OUT_OF_HOST_MEMORY = 4
+ERROR_INVALID_STATE = 5
+ERROR_UNKNOWN = 6
+
+# zex_language_t
+LANGUAGE_PYTHON = 2
+
+
+class LaunchConfig(ctypes.Structure):
+    """zex_launch_config_t"""
+    _fields_ = [("groups", ctypes.c_uint32 * 3),
+                ("group_size", ctypes.c_uint32 * 3),
+                ("debug_level", ctypes.c_int)]
+
+
+class Arg(ctypes.Structure):
+    """zex_arg_t: value NULL means a __local parameter of `size` bytes."""
+    _fields_ = [("size", ctypes.c_size_t), ("value", ctypes.c_void_p)]
+
+
+_h = ctypes.c_void_p          # every opaque handle: zex_*_t and ze_*_handle_t
+_hp = ctypes.POINTER(ctypes.c_void_p)
+_res = ctypes.c_int           # zex_result_t
+_str = ctypes.c_char_p
+_u64x3 = ctypes.c_uint64 * 3
+
+# name: (restype, argtypes). Every name here must be in the library; OPTIONAL ones may be missing.
+DECLARATIONS = {
+    "zex_c_api_version": (ctypes.c_uint32, ()),
+    "zex_last_error_message": (_str, ()),
+    "zex_last_ze_result": (ctypes.c_uint32, ()),
+    "zex_last_error_call": (_str, ()),
+    "zex_context_create": (_res, (_hp,)),
+    "zex_context_adopt": (_res, (_h, _h, _hp)),
+    "zex_context_destroy": (None, (_h,)),
+    "zex_device_count": (_res, (_h, ctypes.POINTER(ctypes.c_uint32))),
+    "zex_device_get": (_res, (_h, ctypes.c_uint32, _hp)),
+    "zex_context_alloc_shared": (_res, (_h, _h, ctypes.c_size_t, ctypes.c_size_t, _hp)),
+    "zex_context_free": (_res, (_h, _h)),
+    "zex_module_create": (_res, (_h, ctypes.c_void_p, ctypes.c_size_t, _hp)),
+    "zex_module_destroy": (None, (_h,)),
+    "zex_kernel_create": (_res, (_h, _str, _hp)),
+    "zex_kernel_destroy": (None, (_h,)),
+    "zex_stream_create": (_res, (_h, _hp)),
+    "zex_stream_destroy": (None, (_h,)),
+    # config and args as c_void_p: the package passes them packed in bytes (struct), the fastest way in
+    "zex_stream_launch": (_res, (_h, _h, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)),
+    "zex_stream_synchronize": (_res, (_h, _hp)),
+    "zex_stream_synchronize_for": (_res, (_h, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int), _hp)),
+    "zex_exception_message": (_str, (_h,)),
+    "zex_exception_message_for": (_str, (_h, ctypes.c_int)),
+    "zex_exception_name": (_str, (_h,)),
+    "zex_exception_reason": (_str, (_h,)),
+    "zex_exception_kernel_name": (_str, (_h,)),
+    "zex_exception_debug_level": (ctypes.c_int, (_h,)),
+    "zex_exception_global_id": (ctypes.c_int, (_h, _u64x3)),
+    "zex_exception_group_id": (ctypes.c_int, (_h, _u64x3)),
+    "zex_exception_local_id": (ctypes.c_int, (_h, _u64x3)),
+    "zex_exception_frame_count": (ctypes.c_uint32, (_h,)),
+    "zex_exception_frame": (ctypes.c_int, (_h, ctypes.c_uint32, ctypes.POINTER(_str), ctypes.POINTER(_str),
+                                           ctypes.POINTER(ctypes.c_uint32))),
+    "zex_exception_destroy": (None, (_h,)),
+    "zex_module_build_log": (_res, (_h, ctypes.POINTER(_str))),
+    "zex_context_handle": (_h, (_h,)),
+    "zex_driver_handle": (_h, (_h,)),
+    "zex_device_handle": (_h, (_h,)),
+    "zex_stream_handle": (_h, (_h,)),
+    "zex_kernel_handle": (_h, (_h,)),
+}
+OPTIONAL = {"zex_module_build_log"}
+
+
+def package_dir():
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def prefix_dirs():
+    """The library directories of the install prefixes this Python installs into (a venv's, or
+    /usr/local and /usr on Debian), where `cmake --install build --prefix <prefix>` puts libzex."""
+    dirs = []
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    for prefix in (sysconfig.get_paths().get("data"), sys.prefix):
+        if not prefix:
+            continue
+        for d in (os.path.join(prefix, "lib"), os.path.join(prefix, "lib", multiarch) if multiarch else None):
+            if d and d not in dirs:
+                dirs.append(d)
+    return dirs
+
+
+def candidates():
+    """Where zex looks, in order: [(description, path or soname), ...]. $ZEX_LIBRARY, when set, is
+    the only candidate: a library you name is never silently replaced by another one."""
+    env = os.environ.get("ZEX_LIBRARY")
+    if env:
+        return [("ZEX_LIBRARY", env)]
+    found = []
+    here = package_dir()
+    names = sorted(glob.glob(os.path.join(here, "libzex.so*")), key=lambda p: (p != os.path.join(here, SONAME), p))
+    found += [("next to the package", p) for p in names] or [("next to the package", os.path.join(here, SONAME))]
+    found += [("install prefix", os.path.join(d, SONAME)) for d in prefix_dirs()]
+    found.append(("the dynamic linker's search path (LD_LIBRARY_PATH, ldconfig)", SONAME))
+    return found
+
+
+def _open(path):
+    # RTLD_GLOBAL is not needed: libzex links the Level Zero loader itself.
+    return ctypes.CDLL(path)
+
+
+def load(opener=_open):
+    """Loads the first candidate that opens; returns (CDLL, path). Raises LibraryNotFoundError with
+    every place tried and why each failed, or LibraryVersionError."""
+    tried = []
+    for where, path in candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append("%s: %s (no such file)" % (where, path))
+            continue
+        try:
+            lib = opener(path)
+        except OSError as e:
+            tried.append("%s: %s (%s)" % (where, path, e))
+            continue
+        declare(lib, path)
+        return lib, path
+    env_set = bool(os.environ.get("ZEX_LIBRARY"))
+    msg = "zex: cannot load libzex (the zex C API, %s). Tried:\n  %s" % (SONAME, "\n  ".join(tried))
+    if env_set:
+        msg += ("\nZEX_LIBRARY is set, so nowhere else was searched; unset it to search next to the "
+                "package (%s), the install prefix (%s) and the dynamic linker's path."
+                % (package_dir(), ", ".join(prefix_dirs())))
+    else:
+        msg += ("\nBuild zex (make, or cmake --build build) and set ZEX_LIBRARY=<build>/src/%s, or install it "
+                "(cmake --install build --prefix <prefix>)." % SONAME)
+    raise LibraryNotFoundError(msg, tried)
+
+
+def declare(lib, path):
+    """Sets restype/argtypes of every function of the contract on `lib` and checks the C API version."""
+    try:
+        version_fn = lib.zex_c_api_version
+    except AttributeError:
+        raise LibraryVersionError("zex: %s is not libzex: it has no zex_c_api_version" % path, None, path) from None
+    version_fn.restype, version_fn.argtypes = ctypes.c_uint32, ()
+    version = version_fn()
+    if version != C_API_VERSION:
+        raise LibraryVersionError(
+            "zex: %s has C API version %d, but this zex Python package (%s) needs version %d: install the "
+            "Python package and the library from the same zex" % (path, version, package_dir(), C_API_VERSION),
+            version, path)
+    missing = []
+    for name, (restype, argtypes) in DECLARATIONS.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            if name not in OPTIONAL:
+                missing.append(name)
+            continue
+        fn.restype = restype
+        fn.argtypes = argtypes
+    if missing:
+        raise LibraryVersionError("zex: %s (C API version %d) lacks %s" % (path, version, ", ".join(missing)),
+                                  version, path)
+
+
+_lock = threading.Lock()
+_loaded = None  # (CDLL, path)
+
+
+def lib():
+    """The loaded library (loads it on the first call)."""
+    global _loaded
+    if _loaded is None:
+        with _lock:
+            if _loaded is None:
+                _loaded = load()
+    return _loaded[0]
+
+
+def library_path():
+    """The path (or soname) of the loaded libzex; loads it if needed."""
+    lib()
+    return _loaded[1]

@@ -1,0 +1,545 @@
+// The C API (<zex/zex.h>) over the C++ objects: each handle owns one C++ object, and every entry point
+// catches every exception at the boundary and turns it into a zex_result_t and the thread's last error
+// (docs/integration.md, "C API"; the mapping in docs/decisions.md). Built into libzex.so, whose version
+// script (zex_c.map) exports the zex_* names and nothing else: the C++ library inside, SPIRV-Tools and
+// the standard library's inline code stay private, so a C program or a Python process can load it next
+// to any other C++ code.
+#include <zex/zex.h>
+#include <zex/zex.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct zex_device_s {
+  zex::Device dev;
+};
+
+struct zex_context_s {
+  zex::Context ctx;
+  // One handle per device, made with the context: the API has no zex_device_destroy, so devices are
+  // owned here and live as long as the context handle.
+  std::vector<std::unique_ptr<zex_device_s>> devices;
+};
+
+struct zex_module_s {
+  zex::Module mod;
+  std::mutex mu;          // build_log
+  std::string build_log;  // of the last failed build, for zex_module_build_log
+};
+
+struct zex_kernel_s {
+  zex::Kernel k;  // holds the module's state: the module handle may be destroyed first
+};
+
+struct zex_stream_s {
+  zex::Stream s;
+};
+
+struct zex_exception_s {
+  zex::KernelExceptionInfo info;
+  // Every language's text, made at once: the handle is then immutable, so any thread may read it.
+  std::string messages[4];
+};
+
+struct zex_slot_s {
+  zex::Device dev;       // keeps the context's state, and so the slab pool, alive; destroyed last
+  zex::UniqueSlot slot;  // released (an unchecked throw discarded) when the handle is destroyed
+};
+
+namespace {
+
+// The thread's last error. `set` keeps a successful call to one load and one branch: the strings are
+// cleared only when an error was recorded.
+struct LastError {
+  bool set = false;
+  std::string message;
+  ze_result_t ze = ZE_RESULT_SUCCESS;
+  std::string call;
+};
+thread_local LastError t_error;
+
+zex_result_t ok() noexcept {
+  LastError& e = t_error;
+  if (__builtin_expect(e.set, 0)) {
+    e.set = false;
+    e.message.clear();
+    e.call.clear();
+    e.ze = ZE_RESULT_SUCCESS;
+  }
+  return ZEX_SUCCESS;
+}
+
+zex_result_t fail(zex_result_t r, const char* message, ze_result_t ze = ZE_RESULT_SUCCESS,
+                  const char* call = "") noexcept {
+  LastError& e = t_error;
+  e.set = true;
+  e.ze = ze;
+  try {
+    e.message = message;
+    e.call = call;
+  } catch (...) {  // no memory for the text: the result still says what happened
+    e.message.clear();
+    e.call.clear();
+  }
+  return r;
+}
+
+zex_result_t null_argument(const char* function, const char* parameter) noexcept {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "zex: %s: `%s` is NULL", function, parameter);
+  return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+}
+
+#define ZEX_REQUIRE(p)                                      \
+  do {                                                      \
+    if (__builtin_expect((p) == nullptr, 0)) return null_argument(__func__, #p); \
+  } while (0)
+
+zex_exception_s* make_exception(const zex::KernelExceptionInfo& info) {
+  auto e = std::make_unique<zex_exception_s>();
+  e->info = info;
+  for (int l = 0; l < 4; ++l) e->messages[l] = zex::format_kernel_exception(info, static_cast<zex::Language>(l));
+  return e.release();
+}
+
+// A thrown kernel exception as a result: the handle to `out` (if wanted), the C text as the last error.
+zex_result_t kernel_exception(const zex::KernelExceptionInfo& info, zex_exception_t* out) {
+  if (out) {
+    *out = make_exception(info);
+    return fail(ZEX_ERROR_KERNEL_EXCEPTION, (*out)->messages[static_cast<int>(zex::Language::C)].c_str());
+  }
+  return fail(ZEX_ERROR_KERNEL_EXCEPTION, zex::format_kernel_exception(info, zex::Language::C).c_str());
+}
+
+// Runs `f` (which returns a zex_result_t and records its own errors) with every exception caught:
+// nothing may unwind into C. The order matters: std::out_of_range is a std::logic_error but means a
+// bad argument here.
+template <class F>
+zex_result_t guard(F&& f) noexcept {
+  try {
+    zex_result_t r = f();
+    return r == ZEX_SUCCESS ? ok() : r;
+  } catch (const zex::KernelException& e) {
+    // Only synchronize and check throw these, and they catch them first; kept for safety.
+    return fail(ZEX_ERROR_KERNEL_EXCEPTION, zex::format_kernel_exception(e.info(), zex::Language::C).c_str());
+  } catch (const zex::ZeError& e) {
+    return fail(ZEX_ERROR_LEVEL_ZERO, e.what(), e.result(), e.call().c_str());
+  } catch (const std::bad_alloc&) {
+    return fail(ZEX_ERROR_OUT_OF_HOST_MEMORY, "zex: out of host memory");
+  } catch (const std::invalid_argument& e) {
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, e.what());
+  } catch (const std::out_of_range& e) {
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, e.what());
+  } catch (const std::logic_error& e) {
+    return fail(ZEX_ERROR_INVALID_STATE, e.what());
+  } catch (const std::exception& e) {
+    return fail(ZEX_ERROR_UNKNOWN, e.what());
+  } catch (...) {
+    return fail(ZEX_ERROR_UNKNOWN, "zex: an unknown C++ exception was caught at the C API boundary");
+  }
+}
+
+// The handle getters return a handle, not a result: NULL and the last error on failure.
+template <class H, class F>
+H handle_or_null(F&& f) noexcept {
+  H h = nullptr;
+  guard([&] {
+    h = f();
+    return ZEX_SUCCESS;
+  });
+  return h;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t zex_c_api_version(void) { return ZEX_C_API_VERSION; }
+const char* zex_last_error_message(void) { return t_error.message.c_str(); }
+ze_result_t zex_last_ze_result(void) { return t_error.ze; }
+const char* zex_last_error_call(void) { return t_error.call.c_str(); }
+
+// ---- contexts and devices ----------------------------------------------------------------------------
+
+static zex_result_t wrap_context(zex::Context ctx, zex_context_t* out) {
+  auto c = std::make_unique<zex_context_s>(zex_context_s{std::move(ctx), {}});
+  for (size_t i = 0; i < c->ctx.device_count(); ++i)
+    c->devices.push_back(std::make_unique<zex_device_s>(zex_device_s{c->ctx.device(i)}));
+  *out = c.release();
+  return ZEX_SUCCESS;
+}
+
+zex_result_t zex_context_create(zex_context_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  return guard([&] { return wrap_context(zex::Context(), out); });
+}
+
+zex_result_t zex_context_adopt(ze_driver_handle_t driver, ze_context_handle_t context, zex_context_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(driver);
+  ZEX_REQUIRE(context);
+  return guard([&] { return wrap_context(zex::Context(driver, context), out); });
+}
+
+void zex_context_destroy(zex_context_t context) { delete context; }
+
+zex_result_t zex_device_count(zex_context_t context, uint32_t* out) {
+  ZEX_REQUIRE(context);
+  ZEX_REQUIRE(out);
+  *out = static_cast<uint32_t>(context->devices.size());
+  return ok();
+}
+
+zex_result_t zex_device_get(zex_context_t context, uint32_t index, zex_device_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(context);
+  if (index >= context->devices.size()) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "zex: zex_device_get: index %u, but the driver has %zu device(s)", index,
+                  context->devices.size());
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+  }
+  *out = context->devices[index].get();
+  return ok();
+}
+
+zex_result_t zex_context_alloc_shared(zex_context_t context, zex_device_t device, size_t size, size_t alignment,
+                                      void** out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(context);
+  if (!device && context->devices.empty())
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, "zex: zex_context_alloc_shared: the context has no device");
+  ze_device_handle_t dev = (device ? device : context->devices[0].get())->dev.handle();
+  ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  return guard([&] {
+    zex::check(zeMemAllocShared(context->ctx.handle(), &dd, &hd, size, alignment, dev, out), "zeMemAllocShared",
+               "allocating shared memory for zex_context_alloc_shared");
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_context_free(zex_context_t context, void* ptr) {
+  ZEX_REQUIRE(context);
+  if (!ptr) return ok();
+  return guard([&] {
+    zex::check(zeMemFree(context->ctx.handle(), ptr), "zeMemFree", "freeing memory for zex_context_free");
+    return ZEX_SUCCESS;
+  });
+}
+
+// ---- modules and kernels -------------------------------------------------------------------------------
+
+zex_result_t zex_module_create(zex_device_t device, const void* spirv, size_t size, zex_module_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  ZEX_REQUIRE(spirv);
+  return guard([&] {
+    *out = new zex_module_s{zex::Module(device->dev, spirv, size), {}, {}};
+    return ZEX_SUCCESS;
+  });
+}
+
+void zex_module_destroy(zex_module_t module) { delete module; }
+
+zex_result_t zex_module_build_log(zex_module_t module, const char** out) {
+  ZEX_REQUIRE(out);
+  *out = "";
+  ZEX_REQUIRE(module);
+  return guard([&] {
+    try {
+      module->mod.handle(1);
+    } catch (const zex::ZeError& e) {
+      if (!e.build_log().empty()) {
+        std::lock_guard<std::mutex> lock(module->mu);
+        module->build_log = e.build_log();
+        *out = module->build_log.c_str();
+      }
+      throw;
+    }
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_kernel_create(zex_module_t module, const char* name, zex_kernel_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(module);
+  ZEX_REQUIRE(name);
+  return guard([&] {
+    *out = new zex_kernel_s{module->mod.kernel(name)};
+    return ZEX_SUCCESS;
+  });
+}
+
+void zex_kernel_destroy(zex_kernel_t kernel) { delete kernel; }
+
+// ---- streams ---------------------------------------------------------------------------------------------
+
+zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  return guard([&] {
+    *out = new zex_stream_s{zex::Stream(device->dev)};
+    return ZEX_SUCCESS;
+  });
+}
+
+void zex_stream_destroy(zex_stream_t stream) { delete stream; }  // ~Stream never throws
+
+zex_result_t zex_stream_launch(zex_stream_t stream, zex_kernel_t kernel, const zex_launch_config_t* config,
+                               uint32_t num_args, const zex_arg_t* args) {
+  ZEX_REQUIRE(stream);
+  ZEX_REQUIRE(kernel);
+  ZEX_REQUIRE(config);
+  if (num_args != 0 && args == nullptr) return null_argument(__func__, "args");
+  return guard([&] {
+    // The C++ launch checks these too, but its messages name LaunchConfig; a C caller reads the
+    // names of its own struct.
+    if (__builtin_expect(config->debug_level < -1 || config->debug_level > 2, 0)) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    "zex: zex_launch_config_t.debug_level is %d; use 0, 1, 2, or -1 for the default "
+                    "(ZEX_DEBUG_LEVEL)",
+                    config->debug_level);
+      return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+    }
+    const uint32_t* g = config->groups;
+    const uint32_t* b = config->group_size;
+    if (__builtin_expect((g[0] == 0) | (g[1] == 0) | (g[2] == 0) | (b[0] == 0) | (b[1] == 0) | (b[2] == 0), 0))
+      return fail(ZEX_ERROR_INVALID_ARGUMENT,
+                  ("zex: launch of kernel '" + kernel->k.name() +
+                   "': every component of zex_launch_config_t.groups and group_size must be at least 1 "
+                   "(use {n, 1, 1} for one dimension)")
+                      .c_str());
+    zex::LaunchConfig cfg;
+    cfg.groups.x = g[0];
+    cfg.groups.y = g[1];
+    cfg.groups.z = g[2];
+    cfg.group_size.x = b[0];
+    cfg.group_size.y = b[1];
+    cfg.group_size.z = b[2];
+    cfg.debug_level = config->debug_level;
+    // zex_arg_t and zex::KernelArg have the same members, but are distinct types: copy, on the stack
+    // for the usual few arguments.
+    zex::KernelArg small[16];
+    std::vector<zex::KernelArg> large;
+    zex::KernelArg* a = small;
+    if (num_args > 16) {
+      large.resize(num_args);
+      a = large.data();
+    }
+    for (uint32_t i = 0; i < num_args; ++i) a[i] = zex::KernelArg{args[i].size, args[i].value};
+    stream->s.launch_args(kernel->k, cfg, a, num_args);
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_stream_synchronize(zex_stream_t stream, zex_exception_t* exception_out) {
+  if (exception_out) *exception_out = nullptr;
+  ZEX_REQUIRE(stream);
+  return guard([&] {
+    try {
+      stream->s.synchronize();
+    } catch (const zex::KernelException& e) {
+      return kernel_exception(e.info(), exception_out);
+    }
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_stream_synchronize_for(zex_stream_t stream, uint64_t timeout_ns, int* done_out,
+                                        zex_exception_t* exception_out) {
+  if (exception_out) *exception_out = nullptr;
+  if (done_out) *done_out = 0;
+  ZEX_REQUIRE(stream);
+  return guard([&] {
+    try {
+      const bool done = stream->s.synchronize_for_ns(timeout_ns);
+      if (done_out) *done_out = done ? 1 : 0;
+    } catch (const zex::KernelException& e) {
+      if (done_out) *done_out = 1;
+      return kernel_exception(e.info(), exception_out);
+    }
+    return ZEX_SUCCESS;
+  });
+}
+
+// ---- kernel exceptions -----------------------------------------------------------------------------------
+
+const char* zex_exception_message(zex_exception_t e) {
+  return e ? e->messages[static_cast<int>(zex::Language::C)].c_str() : "";
+}
+
+const char* zex_exception_message_for(zex_exception_t e, zex_language_t language) {
+  if (!e) return "";
+  const int l = static_cast<int>(language);
+  return e->messages[l >= 0 && l < 4 ? l : static_cast<int>(zex::Language::C)].c_str();
+}
+
+const char* zex_exception_name(zex_exception_t e) { return e ? e->info.name.c_str() : ""; }
+const char* zex_exception_reason(zex_exception_t e) { return e ? e->info.reason.c_str() : ""; }
+const char* zex_exception_kernel_name(zex_exception_t e) { return e ? e->info.kernel_name.c_str() : ""; }
+int zex_exception_debug_level(zex_exception_t e) { return e ? e->info.debug_level : 0; }
+
+static int copy_id(const std::optional<std::array<uint64_t, 3>>& id, uint64_t out[3]) {
+  if (!id) return 0;
+  if (out)
+    for (int i = 0; i < 3; ++i) out[i] = (*id)[static_cast<size_t>(i)];
+  return 1;
+}
+
+int zex_exception_global_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->info.global_id, out) : 0; }
+int zex_exception_group_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->info.group_id, out) : 0; }
+int zex_exception_local_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->info.local_id, out) : 0; }
+
+uint32_t zex_exception_frame_count(zex_exception_t e) {
+  return e ? static_cast<uint32_t>(e->info.frames.size()) : 0;
+}
+
+int zex_exception_frame(zex_exception_t e, uint32_t i, const char** function, const char** file, uint32_t* line) {
+  if (!e || i >= e->info.frames.size()) return 0;
+  const zex::Frame& f = e->info.frames[i];
+  if (function) *function = f.function.c_str();
+  if (file) *file = f.file.c_str();
+  if (line) *line = f.line;
+  return 1;
+}
+
+void zex_exception_destroy(zex_exception_t e) { delete e; }
+
+// ---- raw handles -------------------------------------------------------------------------------------------
+
+#define ZEX_REQUIRE_HANDLE(p)                       \
+  do {                                              \
+    if ((p) == nullptr) {                           \
+      null_argument(__func__, #p);                  \
+      return nullptr;                               \
+    }                                               \
+  } while (0)
+
+ze_context_handle_t zex_context_handle(zex_context_t context) {
+  ZEX_REQUIRE_HANDLE(context);
+  ok();
+  return context->ctx.handle();
+}
+
+ze_driver_handle_t zex_driver_handle(zex_context_t context) {
+  ZEX_REQUIRE_HANDLE(context);
+  ok();
+  return context->ctx.driver();
+}
+
+ze_device_handle_t zex_device_handle(zex_device_t device) {
+  ZEX_REQUIRE_HANDLE(device);
+  ok();
+  return device->dev.handle();
+}
+
+ze_command_list_handle_t zex_stream_handle(zex_stream_t stream) {
+  ZEX_REQUIRE_HANDLE(stream);
+  ok();
+  return stream->s.handle();
+}
+
+ze_kernel_handle_t zex_kernel_handle(zex_kernel_t kernel) {
+  ZEX_REQUIRE_HANDLE(kernel);
+  return handle_or_null<ze_kernel_handle_t>([&] { return kernel->k.handle(1); });
+}
+
+// ---- slots ----------------------------------------------------------------------------------------------
+
+zex_result_t zex_slot_acquire(zex_device_t device, zex_slot_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  return guard([&] {
+    auto s = std::make_unique<zex_slot_s>();
+    s->dev = device->dev;
+    s->slot = zex::UniqueSlot(s->dev.slab_pool());
+    *out = s.release();
+    return ZEX_SUCCESS;
+  });
+}
+
+void zex_slot_release(zex_slot_t slot) { delete slot; }  // ~UniqueSlot: SlabPool::release, noexcept
+
+zex_result_t zex_slot_state(zex_slot_t slot, uint64_t launch_id, zex_state_t* out) {
+  ZEX_REQUIRE(slot);
+  ZEX_REQUIRE(out);
+  if (launch_id == 0) return fail(ZEX_ERROR_INVALID_ARGUMENT, "zex: zex_slot_state: launch_id must not be 0");
+  *out = slot->slot.state(launch_id);
+  return ok();
+}
+
+int zex_slot_thrown(zex_slot_t slot) { return slot && slot->slot.thrown() ? 1 : 0; }
+
+zex_result_t zex_slot_append_reset(zex_slot_t slot, ze_command_list_handle_t list, ze_event_handle_t signal,
+                                   ze_event_handle_t wait) {
+  ZEX_REQUIRE(slot);
+  ZEX_REQUIRE(list);
+  return guard([&] {
+    slot->slot.pool()->append_reset(list, slot->slot.get(), signal, wait);
+    return ZEX_SUCCESS;
+  });
+}
+
+static zex_result_t check_slot(zex_slot_t slot, zex::SlabPool::KernelNameFn name_of, const void* ctx,
+                               ze_command_list_handle_t reset_list, int launch_level, zex_exception_t* out) {
+  if (launch_level < 0 || launch_level > 2) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "zex: zex_slot_check: launch_level is %d; use 0, 1 or 2", launch_level);
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+  }
+  return guard([&] {
+    if (!slot->slot.thrown()) return ZEX_SUCCESS;
+    zex::KernelExceptionInfo info =
+        slot->slot.pool()->read_and_reset(slot->slot.get(), name_of, ctx, launch_level, reset_list);
+    return kernel_exception(info, out);
+  });
+}
+
+zex_result_t zex_slot_check(zex_slot_t slot, const char* kernel_name, ze_command_list_handle_t reset_list,
+                            int launch_level, zex_exception_t* exception_out) {
+  if (exception_out) *exception_out = nullptr;
+  ZEX_REQUIRE(slot);
+  ZEX_REQUIRE(kernel_name);
+  return check_slot(
+      slot, [](const void* name, uint64_t) { return std::string(static_cast<const char*>(name)); }, kernel_name,
+      reset_list, launch_level, exception_out);
+}
+
+zex_result_t zex_slot_check_with(zex_slot_t slot, zex_kernel_name_fn name_of, void* user,
+                                 ze_command_list_handle_t reset_list, int launch_level,
+                                 zex_exception_t* exception_out) {
+  if (exception_out) *exception_out = nullptr;
+  ZEX_REQUIRE(slot);
+  ZEX_REQUIRE(name_of);
+  struct Callback {
+    zex_kernel_name_fn fn;
+    void* user;
+  } cb{name_of, user};
+  return check_slot(
+      slot,
+      [](const void* c, uint64_t id) {
+        const Callback* f = static_cast<const Callback*>(c);
+        const char* n = f->fn(f->user, id);
+        return n ? std::string(n) : std::string();
+      },
+      &cb, reset_list, launch_level, exception_out);
+}
+
+}  // extern "C"
