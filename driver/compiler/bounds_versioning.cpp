@@ -62,6 +62,23 @@ bool affine_in_gid(llvm::Value* v, BoundsCheck* c, int depth = 0) {
     c->dim = static_cast<unsigned>(d->getZExtValue());
     return true;
   }
+  // llvm-spirv reads the GlobalInvocationId built-in as a vector of three get_global_id calls and an
+  // extract: a gid used twice (the check and a ZEX_CHECK_BOUNDS value) keeps that shape. The element
+  // extracted is the call inserted at its index.
+  if (auto* ex = dyn_cast<ExtractElementInst>(v)) {
+    auto* idx = dyn_cast<ConstantInt>(ex->getIndexOperand());
+    if (!idx) return false;
+    Value* vec = ex->getVectorOperand();
+    for (int steps = 0; steps < 4; ++steps) {
+      auto* ins = dyn_cast<InsertElementInst>(vec);
+      if (!ins) return false;
+      auto* at = dyn_cast<ConstantInt>(ins->getOperand(2));
+      if (!at) return false;
+      if (at->getZExtValue() == idx->getZExtValue()) return affine_in_gid(ins->getOperand(1), c, depth + 1);
+      vec = ins->getOperand(0);
+    }
+    return false;
+  }
   auto* inst = dyn_cast<Instruction>(v);
   if (!inst || !inst->getType()->isIntegerTy() || inst->getType()->getIntegerBitWidth() > 64) return false;
   Value* from = nullptr;
