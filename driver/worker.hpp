@@ -5,7 +5,8 @@
 // queue and two threads. The *issuing* thread runs the jobs in submission order: it waits for each
 // command's wait events, enqueues kernel launches on the OpenCL queue without waiting for them
 // (LaunchCommand::enqueue), and runs copies and fills itself (memcpy/pattern loops: all USM is host
-// memory). The *retiring* thread finishes commands in the same order: the issuing thread hands it a
+// memory). (A signalled launch submitted to an idle worker is issued on the application's thread
+// instead: submit/issue_here.) The *retiring* thread finishes commands in the same order: the issuing thread hands it a
 // Retirement (an OpenCL event, the Level Zero event to signal, the launches to mark completed, the
 // jobs to count finished), and the retiring thread waits for the OpenCL event, then signals. So an
 // event signalled by a launch costs a hand-off, not a drain of the OpenCL queue: signalled launches
@@ -94,7 +95,14 @@ class Worker {
   /// Queues `job`; starts the threads on first use (lists that never submit cost no thread).
   /// Errors: ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY when no thread can be started,
   /// ZE_RESULT_ERROR_DEVICE_LOST after stop_all_workers() (the process is exiting).
+  ///
+  /// A signalled launch that waits for nothing pending, submitted while the worker has nothing to do
+  /// and nothing to retire, is issued on the calling thread instead (see issue_here): a launch the host
+  /// then waits for costs the application thread -> PoCL -> application thread round trip of
+  /// clEnqueueNDRangeKernel + clFinish, not one more thread hand-off first. A stream of appends (work
+  /// still retiring) goes to the issuing thread, so that the application thread only queues.
   ze_result_t submit(Job&& job) {
+    bool here = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_) return ZE_RESULT_ERROR_DEVICE_LOST;
@@ -105,9 +113,17 @@ class Worker {
           return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
       }
-      jobs_.push_back(std::move(job));
       submitted_.fetch_add(1, std::memory_order_relaxed);
+      here = ready_ && issuer_ == Issuer::none && jobs_.empty() && retiring_.load(std::memory_order_relaxed) == 0 &&
+             issuable_here(job);
+      if (here) {
+        issuer_ = Issuer::caller;  // the issuing state (queue_, taken_, ...) is this thread's until released
+        ++taken_;
+      } else {
+        jobs_.push_back(std::move(job));
+      }
     }
+    if (here) return issue_here(std::move(job));
     cv_.notify_one();
     return ZE_RESULT_SUCCESS;
   }
@@ -163,6 +179,40 @@ class Worker {
     return finished_.load(std::memory_order_acquire) == submitted_.load(std::memory_order_acquire);
   }
 
+  // Who holds the issuing state (queue_, taken_, unretired_launches_, unfinished_jobs_, error_pending_):
+  // the issuing thread while it runs a job or hands off, an application thread in issue_here, or
+  // nobody while the issuing thread sleeps. Changed under mutex_, which orders the holders.
+  enum class Issuer { none, worker, caller };
+
+  /// What submit may issue on the calling thread: one launch that signals an event (a host is likely
+  /// to wait for it), without a kernel timestamp (those drain first: retire_all blocks) and whose
+  /// waits are all signalled already (a blocking wait would block the application's append).
+  static bool issuable_here(const Job& job) {
+    const Command* c = job.command.get();
+    if (c == nullptr || !c->launch || c->signal == nullptr) return false;
+    if (c->signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) return false;
+    for (ze_event_handle_t e : c->waits)
+      if (!e->signalled.load(std::memory_order_acquire)) return false;
+    return true;
+  }
+
+  /// Runs `job` on the calling thread, which holds the issuing state (Issuer::caller), as the issuing
+  /// thread would; then gives the state back and wakes the issuing thread if jobs were queued meanwhile.
+  ze_result_t issue_here(Job&& job) {
+    bool counted = false;
+    execute(*job.command, &counted);  // a signalled command: its hand-off counts the job (counted)
+    if (!counted) ++unfinished_jobs_;
+    if (unretired()) hand_off(Retirement{});
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      issuer_ = Issuer::none;
+      wake = !jobs_.empty() || stopping_;
+    }
+    if (wake) cv_.notify_one();
+    return ZE_RESULT_SUCCESS;
+  }
+
   // ---- the issuing thread --------------------------------------------------------------------------
 
   void loop() {
@@ -174,15 +224,27 @@ class Worker {
     } catch (...) {
       // No second thread: hand_off() retires on this thread (each signal then waits, as a drain).
     }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_ = true;  // submit may issue on the application's thread from now on
+    }
     for (;;) {
       Job job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        while (jobs_.empty() && !stopping_) {
+        if (issuer_ == Issuer::worker) issuer_ = Issuer::none;  // the job it ran has been issued
+        for (;;) {
+          if (issuer_ == Issuer::caller) {  // an application thread issues: it wakes this one after
+            cv_.wait(lock);
+            continue;
+          }
+          if (!jobs_.empty() || stopping_) break;
           if (unretired()) {  // nothing else to do: hand over what ran before sleeping
+            issuer_ = Issuer::worker;
             lock.unlock();
             hand_off(Retirement{});
             lock.lock();
+            issuer_ = Issuer::none;
             continue;
           }
           cv_.wait(lock);
@@ -191,6 +253,7 @@ class Worker {
         job = std::move(jobs_.front());
         jobs_.pop_front();
         ++taken_;
+        issuer_ = Issuer::worker;
       }
       bool completed = true;
       bool counted = false;  // the job's last command counted it already (see execute)
@@ -261,6 +324,7 @@ class Worker {
       } else {
         retire_queue_.push_back(std::move(r));
         ++handed_off_;
+        retiring_.fetch_add(1, std::memory_order_relaxed);
         retiring_launches_ += n;
       }
       wake = retirer_sleeping_;
@@ -369,6 +433,7 @@ class Worker {
         {
           std::lock_guard<std::mutex> lock(retire_mutex_);
           ++retired_;
+          retiring_.fetch_sub(1, std::memory_order_relaxed);
           retiring_launches_ -= n;
           notify = issuer_waiting_;
         }
@@ -436,12 +501,14 @@ class Worker {
   std::condition_variable cv_;
   std::deque<Job> jobs_;
   bool stopping_ = false;
+  bool ready_ = false;  // the OpenCL queue and the retiring thread exist (under mutex_)
+  Issuer issuer_ = Issuer::none;  // under mutex_
   std::atomic<bool> abort_{false};
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> finished_{0};
   ze_result_t error_ = ZE_RESULT_SUCCESS;  // under the mutex of this worker's waiters shard
   std::thread thread_;
-  // Issuing thread only:
+  // The issuing state: the issuing thread's, or an application thread's in issue_here (issuer_):
   cl_command_queue queue_ = nullptr;
   std::thread retirer_;
   std::vector<std::shared_ptr<LaunchCommand>> unretired_launches_;  // enqueued, in no Retirement yet
@@ -458,6 +525,7 @@ class Worker {
   std::deque<Retirement> retire_queue_;
   uint64_t handed_off_ = 0;  // Retirements queued, merged ones not counted
   uint64_t retired_ = 0;
+  std::atomic<uint64_t> retiring_{0};  // handed_off_ - retired_, read without the lock by submit
   size_t retiring_launches_ = 0;  // launches in queued Retirements not retired yet
   bool retire_stop_ = false;
   bool retirer_sleeping_ = false;
