@@ -56,11 +56,12 @@ std::shared_ptr<ArmedSignal> arm_event(ze_event_handle_t e, cl_event ev, uint64_
     return nullptr;  // not armed: the retiring thread signals as usual
   }
   std::shared_ptr<ArmedSignal> old = claim;
-  {
-    std::lock_guard<std::mutex> lock(waiters(e).mutex);
+  // Notified: a host thread that reached zeEventHostSynchronize before the launch was armed sleeps
+  // until it is signalled or armed, and then waits on the OpenCL event itself (settle_event).
+  change_and_notify(e, [&] {
     if (e->armed) e->armed->live = false;  // the event reused without a reset: the newer launch counts
     std::swap(old, e->armed);
-  }
+  });
   return claim;
 }
 
@@ -222,10 +223,17 @@ ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t
   ZEXCPU_FAULT_POINT("zeEventHostSynchronize");
   ZEXCPU_CHECK(check_event(hEvent));
   if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
+  if (timeout != UINT64_MAX)
+    return host_wait(hEvent, timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; });
   // Waiting for good on a pending launch: wait on its OpenCL event here, as clFinish would, rather
-  // than for the retiring thread to see it complete and wake this thread.
-  if (timeout == UINT64_MAX && settle_event(hEvent, /*block=*/true)) return ZE_RESULT_SUCCESS;
-  return host_wait(hEvent, timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; });
+  // than for the retiring thread to see it complete and wake this thread. A host that gets here
+  // before the worker has enqueued (and armed) the launch sleeps until it is signalled or armed.
+  // Each round ends signalled, or with a claim that ended (reset, reuse): no round repeats itself.
+  while (!settle_event(hEvent, /*block=*/true))
+    host_wait(hEvent, UINT64_MAX, [&] {
+      return hEvent->signalled.load(std::memory_order_acquire) != 0 || hEvent->armed != nullptr;
+    });
+  return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent) {

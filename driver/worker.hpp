@@ -5,7 +5,8 @@
 // queue and two threads. The *issuing* thread runs the jobs in submission order: it waits for each
 // command's wait events, enqueues kernel launches on the OpenCL queue without waiting for them
 // (LaunchCommand::enqueue), and runs copies and fills itself (memcpy/pattern loops: all USM is host
-// memory). The *retiring* thread finishes commands in the same order: the issuing thread hands it a
+// memory). (A signalled launch submitted to an idle worker is issued on the application's thread
+// instead: submit/issue_here.) The *retiring* thread finishes commands in the same order: the issuing thread hands it a
 // Retirement (an OpenCL event, the Level Zero event to signal, the launches to mark completed, the
 // jobs to count finished), and the retiring thread waits for the OpenCL event, then signals. So an
 // event signalled by a launch costs a hand-off, not a drain of the OpenCL queue: signalled launches
@@ -94,7 +95,14 @@ class Worker {
   /// Queues `job`; starts the threads on first use (lists that never submit cost no thread).
   /// Errors: ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY when no thread can be started,
   /// ZE_RESULT_ERROR_DEVICE_LOST after stop_all_workers() (the process is exiting).
+  ///
+  /// A launch that waits for nothing pending, submitted while the worker has nothing to do and the
+  /// device has finished everything issued, is issued on the calling thread instead (see issue_here):
+  /// a launch the host then waits for costs the application thread -> PoCL -> application thread round
+  /// trip of clEnqueueNDRangeKernel + clFinish, not one more thread hand-off first. In a stream of
+  /// appends (launches still running) the application thread only queues; the issuing thread issues.
   ze_result_t submit(Job&& job) {
+    bool here = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_) return ZE_RESULT_ERROR_DEVICE_LOST;
@@ -105,9 +113,16 @@ class Worker {
           return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
       }
-      jobs_.push_back(std::move(job));
       submitted_.fetch_add(1, std::memory_order_relaxed);
+      here = ready_ && issuer_ == Issuer::none && jobs_.empty() && issuable_here(job) && device_idle();
+      if (here) {
+        issuer_ = Issuer::caller;  // the issuing state (queue_, taken_, ...) is this thread's until released
+        ++taken_;
+      } else {
+        jobs_.push_back(std::move(job));
+      }
     }
+    if (here) return issue_here(std::move(job));
     cv_.notify_one();
     return ZE_RESULT_SUCCESS;
   }
@@ -115,6 +130,15 @@ class Worker {
   /// Waits until every submitted job has finished (timeout as host_wait). On success returns, and
   /// clears, the first error a job met since the last call (a failed kernel launch: DEVICE_LOST-like).
   ze_result_t wait_idle(uint64_t timeout) {
+    if (timeout == UINT64_MAX && !idle()) {
+      // Wait on the newest launch's OpenCL event here, as clFinish would, and retire what completed
+      // on this thread: not PoCL -> retiring thread -> this thread.
+      if (cl_event ev = newest_launch()) {
+        clWaitForEvents(1, &ev);  // a failed launch: retire() records the error
+        clReleaseEvent(ev);
+        retire_completed_here();
+      }
+    }
     ze_result_t r = host_wait(this, timeout, [&] { return idle(); });
     if (r != ZE_RESULT_SUCCESS) return r;
     ze_result_t err = ZE_RESULT_SUCCESS;
@@ -143,6 +167,10 @@ class Worker {
     if (thread_.joinable()) thread_.join();  // it joins the retiring thread before it returns
     if (dropped > 0)
       change_and_notify(this, [&] { finished_.fetch_add(dropped, std::memory_order_release); });
+    if (newest_ != nullptr) {
+      clReleaseEvent(newest_);
+      newest_ = nullptr;
+    }
     if (queue_ != nullptr) {
       clReleaseCommandQueue(queue_);
       queue_ = nullptr;
@@ -159,8 +187,69 @@ class Worker {
   // application appends faster than kernels run.
   static constexpr size_t kMaxRetiring = 1024;
 
+  /// Keeps `ev` (retained) as the newest launch's OpenCL event.
+  void set_newest_launch(cl_event ev) {
+    if (clRetainEvent(ev) != CL_SUCCESS) return;
+    cl_event old;
+    {
+      std::lock_guard<std::mutex> lock(newest_mutex_);
+      old = newest_;
+      newest_ = ev;
+    }
+    if (old != nullptr) clReleaseEvent(old);
+  }
+  /// The newest launch's OpenCL event, retained for the caller (null if none).
+  cl_event newest_launch() {
+    std::lock_guard<std::mutex> lock(newest_mutex_);
+    if (newest_ != nullptr && clRetainEvent(newest_) != CL_SUCCESS) return nullptr;
+    return newest_;
+  }
+  /// True when every launch issued so far has finished (or failed).
+  bool device_idle() {
+    std::lock_guard<std::mutex> lock(newest_mutex_);
+    if (newest_ == nullptr) return true;
+    cl_int status = CL_QUEUED;
+    if (clGetEventInfo(newest_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+      return false;
+    return status <= CL_COMPLETE;
+  }
+
   bool idle() const {
     return finished_.load(std::memory_order_acquire) == submitted_.load(std::memory_order_acquire);
+  }
+
+  // Who holds the issuing state (queue_, taken_, unretired_launches_, unfinished_jobs_, error_pending_):
+  // the issuing thread while it runs a job or hands off, an application thread in issue_here, or
+  // nobody while the issuing thread sleeps. Changed under mutex_, which orders the holders.
+  enum class Issuer { none, worker, caller };
+
+  /// What submit may issue on the calling thread: one launch, without a kernel timestamp (those drain
+  /// first: retire_all blocks), whose waits are all signalled already (a blocking wait would block the
+  /// application's append).
+  static bool issuable_here(const Job& job) {
+    const Command* c = job.command.get();
+    if (c == nullptr || !c->launch) return false;
+    if (c->signal != nullptr && (c->signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) return false;
+    for (ze_event_handle_t e : c->waits)
+      if (!e->signalled.load(std::memory_order_acquire)) return false;
+    return true;
+  }
+
+  /// Runs `job` on the calling thread, which holds the issuing state (Issuer::caller), as the issuing
+  /// thread would; then gives the state back and wakes the issuing thread if jobs were queued meanwhile.
+  ze_result_t issue_here(Job&& job) {
+    bool counted = false;
+    execute(*job.command, &counted, /*here=*/true);  // its own hand-off counts the job (counted)
+    if (!counted) ++unfinished_jobs_;
+    if (unretired()) hand_off(Retirement{});
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      issuer_ = Issuer::none;
+      wake = !jobs_.empty() || stopping_;
+    }
+    if (wake) cv_.notify_one();
+    return ZE_RESULT_SUCCESS;
   }
 
   // ---- the issuing thread --------------------------------------------------------------------------
@@ -174,15 +263,27 @@ class Worker {
     } catch (...) {
       // No second thread: hand_off() retires on this thread (each signal then waits, as a drain).
     }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_ = true;  // submit may issue on the application's thread from now on
+    }
     for (;;) {
       Job job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        while (jobs_.empty() && !stopping_) {
+        if (issuer_ == Issuer::worker) issuer_ = Issuer::none;  // the job it ran has been issued
+        for (;;) {
+          if (issuer_ == Issuer::caller) {  // an application thread issues: it wakes this one after
+            cv_.wait(lock);
+            continue;
+          }
+          if (!jobs_.empty() || stopping_) break;
           if (unretired()) {  // nothing else to do: hand over what ran before sleeping
+            issuer_ = Issuer::worker;
             lock.unlock();
             hand_off(Retirement{});
             lock.lock();
+            issuer_ = Issuer::none;
             continue;
           }
           cv_.wait(lock);
@@ -191,6 +292,7 @@ class Worker {
         job = std::move(jobs_.front());
         jobs_.pop_front();
         ++taken_;
+        issuer_ = Issuer::worker;
       }
       bool completed = true;
       bool counted = false;  // the job's last command counted it already (see execute)
@@ -291,7 +393,7 @@ class Worker {
   /// Runs one command; false if it was abandoned because the worker is stopping. With `job_done`, the
   /// command is the whole job: a signal's Retirement then also counts the job finished (*job_done = true),
   /// so a signalled append costs one hand-off, not a second one when the worker goes idle.
-  bool execute(const Command& c, bool* job_done = nullptr) {
+  bool execute(const Command& c, bool* job_done = nullptr, bool here = false) {
     if (!c.waits.empty()) {
       bool ready = true;
       for (ze_event_handle_t e : c.waits) ready = ready && e->signalled.load(std::memory_order_acquire);
@@ -314,20 +416,30 @@ class Worker {
     } else if (c.launch) {
       // Enqueued without waiting. A signalled launch hands its own OpenCL event to the retiring thread:
       // on the in-order queue, its completion means that it and everything before it has finished.
-      ze_result_t e = c.launch->enqueue(queue_, c.signal != nullptr ? &r.event : nullptr);
+      //
+      // The newest job's launch also keeps its event for a host's wait_idle (newest_launch), and a launch
+      // issued on the application's thread is retired on its own event (no marker).
+      const bool newest = submitted_.load(std::memory_order_relaxed) == taken_;
+      const bool own_event = c.signal != nullptr || here || newest;
+      ze_result_t e = c.launch->enqueue(queue_, own_event ? &r.event : nullptr);
       record(e);
+      if (e == ZE_RESULT_SUCCESS && r.event != nullptr && newest) set_newest_launch(r.event);
       // A host thread waiting for the signal may then wait on the OpenCL event itself (settle_event).
       // Only for the newest job (a host that waits typically waits for that one; arming costs an
       // allocation and two locks, which a stream of appends the issuing thread lags behind would pay
       // per launch), and only with no unarmed signal still to retire: a host wait must not see this
       // signal before an earlier one of the list. Not for timestamp pools: their end time is when this
       // thread sees the launch complete.
-      if (e == ZE_RESULT_SUCCESS && r.event != nullptr && !(c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) &&
-          submitted_.load(std::memory_order_relaxed) == taken_ && unarmed_pending_.load(std::memory_order_acquire) == 0) {
+      if (e == ZE_RESULT_SUCCESS && r.event != nullptr && c.signal != nullptr && !(c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) &&
+          newest && unarmed_pending_.load(std::memory_order_acquire) == 0) {
         r.armed = arm_event(c.signal, r.event, start);
       }
       if (e == ZE_RESULT_SUCCESS) unretired_launches_.push_back(c.launch);
-      if (c.signal == nullptr && unretired_launches_.size() >= kMaxUnretired) hand_off(Retirement{});
+      if (c.signal == nullptr && !here && r.event != nullptr) {  // kept by newest_launch only
+        clReleaseEvent(r.event);
+        r.event = nullptr;
+      }
+      if (c.signal == nullptr && !here && unretired_launches_.size() >= kMaxUnretired) hand_off(Retirement{});
     } else if (c.body) {
       // Copies and fills run on this thread: earlier kernels must have finished, and earlier signals
       // must have happened (an event reset, or a timestamp query, reads what they wrote).
@@ -335,8 +447,8 @@ class Worker {
       record(c.body(queue_));
     }
     // Signalled even when the command failed, so that nothing waits forever on a failed command.
-    if (c.signal != nullptr) {
-      if (!r.armed) unarmed_pending_.fetch_add(1, std::memory_order_relaxed);
+    if (c.signal != nullptr || here) {
+      if (c.signal != nullptr && !r.armed) unarmed_pending_.fetch_add(1, std::memory_order_relaxed);
       if (job_done != nullptr) {
         ++unfinished_jobs_;
         *job_done = true;
@@ -348,33 +460,68 @@ class Worker {
 
   // ---- the retiring thread -------------------------------------------------------------------------
 
+  // Retirements are taken from the front of retire_queue_ one at a time, under retire_mutex_, by the
+  // retiring thread or by a host thread in wait_idle (retire_completed_here); retire_busy_ lets only
+  // one of them retire at a time, so that signals keep their order.
+
+  static bool complete(cl_event ev) {
+    cl_int status = CL_QUEUED;
+    if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+      return true;  // retire() finds out what went wrong
+    return status <= CL_COMPLETE;
+  }
+
+  /// Retires the front of retire_queue_; `lock` holds retire_mutex_ (released meanwhile).
+  void retire_front(std::unique_lock<std::mutex>& lock) {
+    Retirement r = std::move(retire_queue_.front());
+    retire_queue_.pop_front();
+    retire_busy_ = true;
+    lock.unlock();
+    const size_t n = r.launches.size();
+    retire(r);
+    lock.lock();
+    retire_busy_ = false;
+    ++retired_;
+    retiring_launches_ -= n;
+    if (issuer_waiting_) retired_cv_.notify_all();
+    if (retirer_sleeping_) retire_cv_.notify_one();  // a host thread retired: the retiring thread goes on
+  }
+
+  /// A host thread that has seen the newest launch complete retires what has completed itself,
+  /// instead of sleeping until the retiring thread (woken by the same completion) has.
+  void retire_completed_here() {
+    std::unique_lock<std::mutex> lock(retire_mutex_);
+    while (!retire_busy_ && !retire_queue_.empty() &&
+           (retire_queue_.front().event == nullptr || complete(retire_queue_.front().event)))
+      retire_front(lock);
+  }
+
   void retire_loop() {
     pthread_setname_np(pthread_self(), "zex-cpu retire");
-    std::deque<Retirement> batch;
+    std::unique_lock<std::mutex> lock(retire_mutex_);
+    bool force = false;  // the last wait on the front failed: retire it as it is (retire() records why)
     for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(retire_mutex_);
-        while (retire_queue_.empty() && !retire_stop_) {
-          retirer_sleeping_ = true;
-          retire_cv_.wait(lock);
-          retirer_sleeping_ = false;
-        }
-        if (retire_queue_.empty()) return;  // stopping, and everything handed off has retired
-        batch.swap(retire_queue_);
+      if (retire_busy_ || retire_queue_.empty()) {
+        if (retire_stop_ && !retire_busy_) return;  // stopping, and everything handed off has retired
+        retirer_sleeping_ = true;
+        retire_cv_.wait(lock);
+        retirer_sleeping_ = false;
+        continue;
       }
-      for (Retirement& r : batch) {
-        size_t n = r.launches.size();
-        retire(r);
-        bool notify;
-        {
-          std::lock_guard<std::mutex> lock(retire_mutex_);
-          ++retired_;
-          retiring_launches_ -= n;
-          notify = issuer_waiting_;
-        }
-        if (notify) retired_cv_.notify_one();
+      cl_event ev = retire_queue_.front().event;
+      if (!force && ev != nullptr && !complete(ev)) {
+        // Wait without taking it: a host thread woken by the same completion may retire it first.
+        // The flush of clWaitForEvents also makes PoCL run what was enqueued even if nothing else waits.
+        clRetainEvent(ev);
+        lock.unlock();
+        force = clWaitForEvents(1, &ev) != CL_SUCCESS;
+        clReleaseEvent(ev);
+        lock.lock();
+        if (force && (retire_queue_.empty() || retire_queue_.front().event != ev)) force = false;
+        continue;
       }
-      batch.clear();
+      force = false;
+      retire_front(lock);
     }
   }
 
@@ -436,12 +583,16 @@ class Worker {
   std::condition_variable cv_;
   std::deque<Job> jobs_;
   bool stopping_ = false;
+  bool ready_ = false;
+  std::mutex newest_mutex_;
+  cl_event newest_ = nullptr;  // the newest job's launch (retained), under newest_mutex_  // the OpenCL queue and the retiring thread exist (under mutex_)
+  Issuer issuer_ = Issuer::none;  // under mutex_
   std::atomic<bool> abort_{false};
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> finished_{0};
   ze_result_t error_ = ZE_RESULT_SUCCESS;  // under the mutex of this worker's waiters shard
   std::thread thread_;
-  // Issuing thread only:
+  // The issuing state: the issuing thread's, or an application thread's in issue_here (issuer_):
   cl_command_queue queue_ = nullptr;
   std::thread retirer_;
   std::vector<std::shared_ptr<LaunchCommand>> unretired_launches_;  // enqueued, in no Retirement yet
@@ -461,6 +612,7 @@ class Worker {
   size_t retiring_launches_ = 0;  // launches in queued Retirements not retired yet
   bool retire_stop_ = false;
   bool retirer_sleeping_ = false;
+  bool retire_busy_ = false;  // a Retirement taken from the queue is being retired
   bool issuer_waiting_ = false;
 };
 

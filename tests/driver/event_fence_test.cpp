@@ -442,6 +442,51 @@ TEST_F(Events, HostWaitOnTheNewestSignalShowsEveryEarlierOne) {
   for (uint32_t i = 0; i < n; ++i) EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(ev[i])) << "event " << i;
 }
 
+// zex-cpu issues a signalled launch on the application's thread when the list's worker is idle
+// (Worker::submit). A launch appended while an earlier one still waits for an event must not be issued
+// that way ahead of it; and the round trip launch + host wait + reset, where the host may reach the
+// wait before or after the launch is issued, sees every launch's effect.
+TEST_F(Events, LaunchesIssuedOnTheCallersThreadKeepTheListsOrder) {
+  const uint32_t n = 3;
+  auto [k, counter, tickets] = ticket_kernel(n);
+  ASSERT_NE(k, nullptr);
+  ze_event_pool_handle_t pool = event_pool(n + 1);
+  std::vector<ze_event_handle_t> ev;
+  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  ze_event_handle_t gate = make_event(pool, n);
+  ze_command_list_handle_t l = immediate_list();
+  ASSERT_TRUE(l && gate);
+  for (int round = 0; round < 20; ++round) {
+    *counter = 0;
+    std::fill(tickets, tickets + n, -1);
+    ZE_OK(set_val(k, 2, 0));
+    ZE_OK(launch(l, k, 1, 1, ev[0]));  // the worker is idle: issued on this thread
+    ASSERT_ZE(ZE_RESULT_SUCCESS, zeEventHostSynchronize(ev[0], UINT64_MAX));
+    ZE_OK(set_val(k, 2, 1));
+    ZE_OK(launch(l, k, 1, 1, ev[1], 1, &gate));  // the worker blocks on the gate
+    ZE_OK(set_val(k, 2, 2));
+    ZE_OK(launch(l, k, 1, 1, ev[2]));  // waits for nothing, but must run after launch 1
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(ev[2])) << "round " << round;
+    EXPECT_EQ(tickets[2], -1) << "round " << round << ": launch 2 ran before the launch it follows";
+    ZE_OK(zeEventHostSignal(gate));
+    ASSERT_ZE(ZE_RESULT_SUCCESS, zeEventHostSynchronize(ev[2], UINT64_MAX));
+    EXPECT_ZE(ZE_RESULT_SUCCESS, zeEventQueryStatus(ev[1]));
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(tickets[i], int(i)) << "round " << round << ", launch " << i;
+    for (ze_event_handle_t e : ev) ZE_OK(zeEventHostReset(e));
+    ZE_OK(zeEventHostReset(gate));
+  }
+  // Round trips: each launch is seen finished by the wait on its own event.
+  *counter = 0;
+  for (int i = 0; i < 300; ++i) {
+    ZE_OK(set_val(k, 2, 0));
+    ZE_OK(launch(l, k, 1, 1, ev[0]));
+    ASSERT_ZE(ZE_RESULT_SUCCESS, zeEventHostSynchronize(ev[0], UINT64_MAX));
+    ASSERT_EQ(tickets[0], i) << "the wait returned before launch " << i << " ran";
+    ZE_OK(zeEventHostReset(ev[0]));
+  }
+}
+
 TEST_F(Events, KernelTimestampsBracketTheKernel) {
   ze_kernel_handle_t k = kernel(module("pipeline"), "wait_for_host");
   ASSERT_NE(k, nullptr);
