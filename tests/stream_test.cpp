@@ -74,6 +74,32 @@ TEST(Stream, Level0ReportsOnlyThatAnExceptionWasThrown) {
   EXPECT_EQ(ex.launch_site()->line, kVaddLine);
 }
 
+// The braced forms a LaunchConfig takes still convert to Stream::launch's config parameter (LaunchAt),
+// and record the line of the call as the named form does.
+TEST(Stream, BracedConfigsLaunchAndRecordTheirLine) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  const uint32_t n = 1000;
+  constexpr uint32_t kLine1 = __LINE__ + 1;
+  s.launch(vadd, {{4}, {256}, 1}, c.get(), a.get(), b.get(), n);
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.debug_level(), 1);
+  EXPECT_EQ(ex.thrower_count(), 24u);
+  ASSERT_TRUE(ex.launch_site().has_value());
+  EXPECT_EQ(ex.launch_site()->line, kLine1);
+  EXPECT_NE(ex.launch_site()->file.find("stream_test.cpp"), std::string::npos) << ex.launch_site()->file;
+  const zex::Dim3 groups{4}, size{256};
+  constexpr uint32_t kLine2 = __LINE__ + 1;
+  s.launch(vadd, {groups, size, 1}, c.get(), a.get(), b.get(), n);
+  ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_TRUE(ex.launch_site().has_value());
+  EXPECT_EQ(ex.launch_site()->line, kLine2);
+  s.launch(vadd, {{4}, {256}}, c.get(), a.get(), b.get(), 1024u);  // in bounds, the stream's level
+  s.synchronize();
+}
+
 TEST(Stream, Level1ReportsNameAndReason) {
   auto& e = env();
   zex::Kernel vadd = e.mod.kernel("vadd");

@@ -68,17 +68,21 @@ struct LaunchConfig {
 };
 
 /// The LaunchConfig parameter of Stream::launch, with the host line of the call: implicitly built from
-/// a LaunchConfig, its default arguments are evaluated at the caller's line, so `stream.launch(k, cfg,
-/// ...)` records where it was called without changing how it is called (C++17 has no
-/// std::source_location). Holds a reference: it lives for the launch call only. The file is a string
-/// literal of static storage, so recording it allocates nothing.
+/// a LaunchConfig, or from the braced form a LaunchConfig takes (`{{n}, {64}}`, `{g, b, 2}`), its
+/// default arguments are evaluated at the caller's line, so `stream.launch(k, cfg, ...)` records where
+/// it was called without changing how it is called (C++17 has no std::source_location). The file is a
+/// string literal of static storage, so recording it allocates nothing.
 struct LaunchAt {
-  const LaunchConfig& cfg;
+  LaunchConfig cfg;
   const char* file;
   uint32_t line;
   LaunchAt(const LaunchConfig& c, const char* f = __builtin_FILE(),  // NOLINT: implicit on purpose
            uint32_t l = __builtin_LINE()) noexcept
       : cfg(c), file(f), line(l) {}
+  /// The braced forms of a LaunchConfig: groups, group size and (optionally) the debug level.
+  LaunchAt(Dim3 groups, Dim3 group_size, int debug_level = -1,  // NOLINT: implicit on purpose
+           const char* f = __builtin_FILE(), uint32_t l = __builtin_LINE()) noexcept
+      : cfg{groups, group_size, debug_level}, file(f), line(l) {}
 };
 
 class Stream;
