@@ -144,3 +144,24 @@ void zex_signal_exception(zex_state_t zex) {
   atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
   zex_report_ptr(zex)->status = ZEX_STATUS_THROWN;
 }
+
+/* The fused cold path (issue 15, item 4): zex_report_exception_values, zex_report_frame(0, ...) and
+   zex_signal_exception in one call, for a throw whose report is complete at the throw site. The
+   claimant knows it is the claimant from its own CAS, so it does not re-load the claim word and
+   recompute its claim value twice more (what the separate entry points must do, since a compiler may
+   call them apart). Same report layout as the three calls (ABI version 2): frame [1] at level 2,
+   frame_count 1, the status last after the release fence. Losers return after the CAS. */
+void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, uint count, uint kind, ulong a,
+               ulong b, __constant char* function, __constant char* file, uint line) {
+  if (!zex_report(zex, name, reason, count > (uint)ZEX_MAX_VALUES ? (uint)ZEX_MAX_VALUES : count, kind, a, b))
+    return;
+  __global zex_report_t* r = zex_report_ptr(zex);
+  if (zex_level() >= 2u) {
+    r->frames[0].function = (ulong)function;
+    r->frames[0].file = (ulong)file;
+    r->frames[0].line = line;
+    r->frame_count = 1u;
+  }
+  atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+  r->status = ZEX_STATUS_THROWN;
+}

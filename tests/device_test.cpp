@@ -105,7 +105,7 @@ uint32_t sourceLine(const std::string& marker) {
 }
 
 const char* const kEntryPoints[] = {"zex_report_exception", "zex_report_exception_values", "zex_report_frame",
-                                    "zex_signal_exception"};
+                                    "zex_signal_exception", "zex_throw"};
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -166,6 +166,37 @@ TEST(DeviceLibrary, EntryPointSignaturesAreTheDocumentedOnes) {
   EXPECT_EQ(m.def(signal->def.type).opcode, op::TypeVoid);
   ASSERT_EQ(signal->params.size(), 1u);
   checkState(*signal, "zex_signal_exception");
+}
+
+// The fused entry point (issue 15): zex_throw(state, name, reason, count, kind, a, b, function, file,
+// line); one claim (no atomic load of the claim word after its own CAS), the status last after a fence.
+TEST(DeviceLibrary, FusedThrowClaimsOnceAndStoresTheStatusLast) {
+  Module m(library());
+  const Function* fused = m.exported("zex_throw");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(m.def(fused->def.type).opcode, op::TypeVoid);
+  ASSERT_EQ(fused->params.size(), 10u);
+  EXPECT_TRUE(m.isStateStruct(m.pointee(fused->params[0].type)));
+  for (size_t p : {1u, 2u, 7u, 8u})
+    EXPECT_TRUE(m.isPointer(fused->params[p].type, kStorageUniformConstant)) << "string parameter " << p;
+  for (size_t p : {3u, 4u, 9u})
+    EXPECT_TRUE(m.isInt(fused->params[p].type, 32)) << "parameter " << p;
+  for (size_t p : {5u, 6u})
+    EXPECT_TRUE(m.isInt(fused->params[p].type, 64)) << "value parameter " << p;
+  EXPECT_EQ(fused->count(op::AtomicCompareExchange), 1u);
+  EXPECT_EQ(fused->count(op::AtomicLoad), 0u) << "the claimant must not re-load its claim";
+  const Inst* last_store = nullptr;
+  bool fence_before = false, fence_seen = false;
+  for (const Inst& i : fused->body) {
+    if (i.opcode == op::MemoryBarrier) fence_seen = true;
+    if (i.opcode == op::Store) {
+      last_store = &i;
+      fence_before = fence_seen;
+    }
+  }
+  ASSERT_NE(last_store, nullptr);
+  EXPECT_TRUE(fence_before) << "no memory barrier before the last store";
+  EXPECT_EQ(m.constant(last_store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
 }
 
 TEST(DeviceLibrary, ExportsTheAbiVersionConstant) {

@@ -404,3 +404,43 @@ TEST(Module, MergedThrowSitesStillReportTheFailingSite) {
   s.launch(k, cfg, out.get(), 64u, 64u);
   EXPECT_NO_THROW(s.synchronize());
 }
+
+// The fused entry point zex_throw (issue 15): one call records what the three calls of ZEX_THROW_VALUES
+// record, at every level; losers count but write nothing.
+TEST(Module, FusedThrowEntryPointReportsLikeTheThreeCalls) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("fused_throw");
+  zex::Stream s(e.dev);
+  zex_test::Usm<int> out(64);
+  for (uint32_t level : {0u, 1u, 2u}) {
+    zex::LaunchConfig cfg;
+    cfg.groups = {1, 1, 1};
+    cfg.group_size = {64, 1, 1};
+    cfg.debug_level = level;
+    s.launch(k, cfg, out.get(), 60u);
+    auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+    SCOPED_TRACE(level);
+    if (level == 0) {
+      EXPECT_TRUE(ex.frames().empty());
+      continue;
+    }
+    EXPECT_EQ(ex.name(), "BoundsError");
+    EXPECT_EQ(ex.reason(), "fused entry point");
+    ASSERT_EQ(ex.values().size(), 2u);
+    EXPECT_GE(ex.values()[0], 60u);
+    EXPECT_EQ(ex.values()[1], 60u);
+    EXPECT_EQ(ex.thrower_count(), 4u);
+    if (level == 2) {
+      ASSERT_EQ(ex.frames().size(), 1u);
+      EXPECT_EQ(ex.frames()[0].function, "fused_throw");
+      EXPECT_EQ(ex.frames()[0].line, zex_test::line_of("fused_throw"));
+    } else {
+      EXPECT_TRUE(ex.frames().empty());
+    }
+  }
+  zex::LaunchConfig cfg;
+  cfg.groups = {1, 1, 1};
+  cfg.group_size = {64, 1, 1};
+  s.launch(k, cfg, out.get(), 64u);
+  EXPECT_NO_THROW(s.synchronize());
+}

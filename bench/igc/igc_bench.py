@@ -46,12 +46,15 @@ SHAPES = {  # shape -> (source, kernel name, checked sites in the source)
 BASE_VARIANTS = {'nocheck': 0, 'silent': 1, 'printf': 2, 'copy': 3, 'floor': 7}
 ZEXB_ZEX = 4
 ZEXB_ZEX_SHARED = 5
+ZEXB_ZEX_FUSED = 8
 LEVELS = (0, 1, 2)
 # Call-site styles: as <zex/device.h> emits it (one cold block per site); one throw block per kernel
 # written by hand (what a compiler can emit); the per-site module after zex's throw-site merge.
-STYLES = ('', '-shared', '-merged')
+# -fused / -fused-merged: the same with the fused entry point zex_throw (issue 15, item 4).
+STYLES = ('', '-shared', '-merged', '-fused', '-fused-merged')
 STYLE_LABELS = {'': '', '-shared': ' (one throw block per kernel, by hand)',
-                '-merged': ' (per-site macro + throw-site merge)'}
+                '-merged': ' (per-site macro + throw-site merge)',
+                '-fused': ' (fused zex_throw per site)', '-fused-merged': ' (fused zex_throw + throw-site merge)'}
 
 
 def repo_root():
@@ -95,12 +98,12 @@ def build_modules(tc, work, shapes, libs, shared, flags=()):
             if shared and lib.label == 'zex':   # the hand-written block cross-checks the pass once
                 styles += [('-shared', ZEXB_ZEX_SHARED)]
             if shared:
-                styles += [('-merged', ZEXB_ZEX)]
+                styles += [('-merged', ZEXB_ZEX), ('-fused', ZEXB_ZEX_FUSED), ('-fused-merged', ZEXB_ZEX_FUSED)]
             for style, num in styles:
                 tag = f'{shape}_{lib.label}{style}'
                 user = tc.cl_to_spv(path, os.path.join(work, f'{tag}_user.spv'),
                                     includes=[kdir] + lib.includes, defines=[f'ZEXB_VARIANT={num}'], flags=flags)
-                linked = tc.link(user, lib.spv, os.path.join(work, f'{tag}.spv'), merge=style == '-merged')
+                linked = tc.link(user, lib.spv, os.path.join(work, f'{tag}.spv'), merge=style.endswith('-merged'))
                 for level in LEVELS:
                     out = tc.specialize(linked, os.path.join(work, f'{tag}{level}.spv'),
                                         {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})

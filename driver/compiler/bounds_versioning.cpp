@@ -26,10 +26,10 @@
 namespace zexcpu {
 namespace {
 
-// The throw entry points of the report ABI: without values (version 1) and with them (version 2,
-// what ZEX_CHECK_BOUNDS calls).
+// The throw entry points of the report ABI: without values (version 1), with them (version 2, what
+// ZEX_CHECK_BOUNDS calls), and the fused zex_throw (claim, frame and status in one call).
 bool is_throw_entry(llvm::StringRef name) {
-  return name == "zex_report_exception" || name == "zex_report_exception_values";
+  return name == "zex_report_exception" || name == "zex_report_exception_values" || name == "zex_throw";
 }
 
 bool calls_throw(const llvm::BasicBlock& bb) {

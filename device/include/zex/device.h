@@ -36,6 +36,11 @@ void zex_report_frame(zex_state_t zex, uint index, __constant char* function, __
 /* Claimant only: publishes the report (status = ZEX_STATUS_THROWN), at every level. */
 void zex_signal_exception(zex_state_t zex);
 
+/* The fused cold path: the three calls above in one (report with values, frame [1] = function, file,
+   line at level 2, publish), claiming once. For throws whose report is complete at the site. */
+void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, uint count, uint kind, ulong a,
+               ulong b, __constant char* function, __constant char* file, uint line);
+
 /* In OpenCL C (clang-15), string literals and __func__ are emitted in the __constant address space,
    so they are passed by address, never copied. __func__ is typed `const __constant char[]`; the cast
    only drops the const, which __constant implies anyway.
