@@ -356,8 +356,8 @@ TEST(DeviceLibrarySpecialized, UnspecializedModuleKeepsEverything) {
 
 TEST(UserKernel, ImportsTheEntryPointsAndDefinesNone) {
   Module m(userModule());
-  // The macros call zex_report_exception_values (ABI 2), never zex_report_exception.
-  for (const char* name : {"zex_report_exception_values", "zex_report_frame", "zex_signal_exception"}) {
+  // The macros make the one fused call zex_throw (issue 15).
+  for (const char* name : {"zex_throw"}) {
     auto id = m.linked(name, kLinkageImport);
     ASSERT_TRUE(id) << name << " must be an Import in the user module";
     const Function& f = m.functions.at(*id);
@@ -392,11 +392,8 @@ TEST(UserKernel, LinksWithTheLibraryAndValidatesAtEveryLevel) {
 // OpenCL C), and the frame carries the kernel's name, file and the throwing line.
 TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
   Module m(userModule());
-  auto frameId = m.linked("zex_report_frame", kLinkageImport);
-  auto signalId = m.linked("zex_signal_exception", kLinkageImport);
-  auto valuesId = m.linked("zex_report_exception_values", kLinkageImport);  // every macro (ABI 2)
-  auto reportId = valuesId;
-  ASSERT_TRUE(frameId && signalId && valuesId);
+  auto throwId = m.linked("zex_throw", kLinkageImport);  // every macro (issue 15)
+  ASSERT_TRUE(throwId);
 
   struct Expect {
     std::string kernel, name, reason, marker;
@@ -419,20 +416,19 @@ TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
         continue;
       uint32_t callee = i.word(3);
       order.push_back(callee);
-      if (callee == *reportId || callee == *valuesId) {
+      if (callee == *throwId) {
+        // zex_throw(state, name, reason, count, kind, a, b, function, file, line): words 4..13.
+        ASSERT_EQ(i.words.size(), 14u);
         EXPECT_EQ(m.constantString(i.word(5)), std::optional<std::string>(e.name));
         EXPECT_EQ(m.constantString(i.word(6)), std::optional<std::string>(e.reason));
-      } else if (callee == *frameId) {
-        EXPECT_EQ(m.constant(i.word(5)), std::optional<uint64_t>(0)) << "frame index 0 = [1]";
-        EXPECT_EQ(m.constantString(i.word(6)), std::optional<std::string>(e.kernel)) << "__func__";
-        auto file = m.constantString(i.word(7));
+        EXPECT_EQ(m.constantString(i.word(11)), std::optional<std::string>(e.kernel)) << "__func__";
+        auto file = m.constantString(i.word(12));
         ASSERT_TRUE(file);
         EXPECT_NE(file->find("user_kernels.cl"), std::string::npos) << *file;
-        EXPECT_EQ(m.constant(i.word(8)), std::optional<uint64_t>(sourceLine(e.marker))) << "__LINE__";
+        EXPECT_EQ(m.constant(i.word(13)), std::optional<uint64_t>(sourceLine(e.marker))) << "__LINE__";
       }
     }
-    EXPECT_EQ(order, (std::vector<uint32_t>{e.values ? *valuesId : *reportId, *frameId, *signalId}))
-        << "the cold path must call report_exception, report_frame, signal_exception in order";
+    EXPECT_EQ(order, (std::vector<uint32_t>{*throwId})) << "the cold path is one zex_throw call";
   }
 }
 

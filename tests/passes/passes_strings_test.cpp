@@ -91,7 +91,8 @@ class Tracer {
 
 std::vector<Instruction> zex_calls(const Module& m) {
   std::vector<Instruction> calls;
-  for (const char* f : {"zex_report_exception", "zex_report_exception_values", "zex_report_frame", "zex_signal_exception"})
+  for (const char* f : {"zex_report_exception", "zex_report_exception_values", "zex_report_frame", "zex_signal_exception",
+                        "zex_throw"})
     for (Instruction& c : calls_to(m, f)) calls.push_back(c);
   return calls;
 }

@@ -41,9 +41,9 @@ TEST(PassIR, LinesAndDebugInstructionsRideOnTheirInstruction) {
   EXPECT_GE(lines, 17u);
   EXPECT_GE(scopes, 17u);
   // Operand types are known: the call's callee and arguments are <id>s, its type and result are not uses.
-  const auto calls = calls_to(m, "zex_report_frame");
+  const auto calls = calls_to(m, "zex_throw");
   ASSERT_EQ(calls.size(), 17u);
-  EXPECT_EQ(calls[0].used_ids().size(), 7u);  // result type, callee, 5 arguments
+  EXPECT_EQ(calls[0].used_ids().size(), 12u);  // result type, callee, 10 arguments
   EXPECT_EQ(calls[0].used_ids()[1], calls[0].words[3]);
 }
 
