@@ -8,14 +8,15 @@
  * ZEX_ERROR_INVALID_ARGUMENT with a message naming the parameter; every destroy function accepts NULL.
  *
  * Lifetimes: a zex_device_t belongs to its zex_context_t and is valid until zex_context_destroy.
- * Modules, kernels and streams hold a reference to the context's shared state, so they may be destroyed
- * after their context; a kernel keeps its module's state alive, and a stream keeps the kernels of its
+ * Modules, kernels, streams, events and slots hold a reference to the context's shared state, so they
+ * may be destroyed after their context; a kernel keeps its module's state alive, and a stream keeps the kernels of its
  * pending launches alive. Destroy streams before you free memory their pending launches use.
  *
  * Threads: contexts, devices, modules and kernels may be used from any thread (launches of one kernel
  * are serialized: a Level Zero kernel's arguments are state). A stream is used by one thread at a time:
  * a call from a second thread while one is in progress returns ZEX_ERROR_INVALID_STATE and changes
- * nothing. Exceptions are immutable. Slots may be acquired and released from any thread; one slot is
+ * nothing. Exceptions are immutable. An event may be waited on from any thread, but a wait that raises
+ * is a use of the event's stream. Slots may be acquired and released from any thread; one slot is
  * used by one thread at a time. The last error is per thread. */
 #ifndef ZEX_ZEX_H
 #define ZEX_ZEX_H
