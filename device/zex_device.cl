@@ -1,4 +1,4 @@
-/* The zex device library: the three entry points of the report ABI (include/zex/abi.h,
+/* The zex device library: the four entry points of the report ABI (include/zex/abi.h,
  * docs/abi.md), compiled to a SPIR-V library module that zex links after the user's module.
  *
  * Shape constraints, because this is the cold path of every kernel that can throw and Intel's
@@ -20,6 +20,11 @@ __attribute__((overloadable)) uint __spirv_AtomicCompareExchange(volatile __glob
                                                                  int equal, int unequal, uint value,
                                                                  uint comparator);
 __attribute__((overloadable)) uint __spirv_AtomicLoad(volatile __global uint* p, int scope, int semantics);
+/* The thrower count: one relaxed device-scope increment per throwing work-item (OpAtomicIIncrement on
+   a 64-bit word). 64 bits so that it cannot wrap: a launch has fewer than 2^64 work-items (the host
+   refuses more), and the count would need 2^64 throws between two resets to wrap, so it saturates by
+   its width rather than with a compare loop on the cold path. */
+__attribute__((overloadable)) ulong __spirv_AtomicIIncrement(volatile __global ulong* p, int scope, int semantics);
 #define ZEX_SCOPE_DEVICE 1  /* SPIR-V Scope Device */
 #define ZEX_SEMANTICS_RELAXED 0 /* the claim word publishes nothing; the status store does */
 
@@ -60,7 +65,16 @@ static inline bool zex_is_claimant(zex_state_t zex) {
   return owner == zex_claim_value() && zex_report_ptr(zex)->launch_id == zex.launch_id;
 }
 
-int zex_report_exception(zex_state_t zex, __constant char* name, __constant char* reason) {
+/* The body of both throw entry points, inlined into each: a throw without values records a count
+   of 0, which a level-1 module folds into one store. */
+__attribute__((always_inline)) static inline int zex_report(zex_state_t zex, __constant char* name, __constant char* reason, uint count,
+                             uint kind, ulong a, ulong b) {
+  /* Every throwing work-item counts itself, claimant or not, before the claim: from level 1 up, as
+     level 0 stays a CAS and three stores. The count lives next to the claim word in device memory so
+     that the host resets both with its one fill. */
+  if (zex_level() >= 1u)
+    __spirv_AtomicIIncrement((volatile __global ulong*)(zex.claim + ZEX_COUNT_OFFSET), ZEX_SCOPE_DEVICE,
+                             ZEX_SEMANTICS_RELAXED);
   uint previous = __spirv_AtomicCompareExchange((volatile __global uint*)zex.claim, ZEX_SCOPE_DEVICE,
                                                  ZEX_SEMANTICS_RELAXED, ZEX_SEMANTICS_RELAXED,
                                                  zex_claim_value(), 0u);
@@ -79,6 +93,11 @@ int zex_report_exception(zex_state_t zex, __constant char* name, __constant char
        the module's constants as USM, where zeMemGetAddressRange validates the string addresses. Level
        0 records no string, so it does not pay for the load. */
     r->abi_version = *(volatile __constant uint*)&zex_abi_version;
+    /* Values are stored as given (count 0..2: a caller's constant, so the stores fold away). */
+    r->value_count = count;
+    r->value_kind = kind;
+    if (count >= 1u) r->values[0] = a;
+    if (count >= 2u) r->values[1] = b;
   } else {
     r->abi_version = ZEX_ABI_VERSION;
   }
@@ -94,6 +113,15 @@ int zex_report_exception(zex_state_t zex, __constant char* name, __constant char
     r->local_id[2] = get_local_id(2);
   }
   return 1;
+}
+
+int zex_report_exception(zex_state_t zex, __constant char* name, __constant char* reason) {
+  return zex_report(zex, name, reason, 0u, ZEX_VALUES_PLAIN, 0ul, 0ul);
+}
+
+int zex_report_exception_values(zex_state_t zex, __constant char* name, __constant char* reason, uint count,
+                                 uint kind, ulong a, ulong b) {
+  return zex_report(zex, name, reason, count > (uint)ZEX_MAX_VALUES ? (uint)ZEX_MAX_VALUES : count, kind, a, b);
 }
 
 void zex_report_frame(zex_state_t zex, uint index, __constant char* function, __constant char* file,

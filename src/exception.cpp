@@ -23,6 +23,23 @@ bool starts_with_vowel(const std::string& s) {
   }
 }
 
+// The file's last path component: the message names the file, the exception keeps the full path
+// (build paths are long and differ between machines).
+std::string base_name(const std::string& path) {
+  const size_t slash = path.find_last_of("/\\");
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string values_text(const KernelExceptionInfo& info) {
+  const auto& v = info.values;
+  if (v.empty()) return {};
+  if (info.value_kind == ZEX_VALUES_BOUNDS && v.size() == 2)
+    return "index " + std::to_string(v[0]) + ", length " + std::to_string(v[1]);
+  std::string t = v.size() == 1 ? "value " : "values ";
+  for (size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + std::to_string(v[i]);
+  return t;
+}
+
 // How the caller picks a debug level, in its own language: the hint must name something the reader
 // can type.
 const char* level_knob(Language lang) {
@@ -41,15 +58,17 @@ const char* level_knob(Language lang) {
 
 std::string format_kernel_exception(const KernelExceptionInfo& info, Language lang) {
   using namespace detail;
-  const std::string where =
-      " in kernel '" + info.kernel_name + "' on " + info.device_name;
+  std::string where = " in kernel '" + info.kernel_name + "'";
+  if (info.launch_site)
+    where += " (launched at " + base_name(info.launch_site->file) + ":" + std::to_string(info.launch_site->line) + ")";
+  where += " on " + info.device_name;
   std::string m = "KernelException: ";
-  if (info.abi_version != ZEX_ABI_VERSION) {
+  if (info.abi_version < ZEX_ABI_VERSION_MIN || info.abi_version > ZEX_ABI_VERSION) {
     // docs/abi.md: a host must not interpret a report of a version it does not know.
     return m + "An exception was thrown" + where + ", but its report has ABI version " +
            std::to_string(info.abi_version) + ", which this zex (ABI version " +
-           std::to_string(ZEX_ABI_VERSION) +
-           ") cannot read, so nothing else in it was interpreted.\nHint: the module was linked with "
+           std::to_string(ZEX_ABI_VERSION) + ") cannot read (it reads versions " +
+           std::to_string(ZEX_ABI_VERSION_MIN) + " to " + std::to_string(ZEX_ABI_VERSION) + "), so nothing else in it was interpreted.\nHint: the module was linked with "
            "a zex device library of another version; build it with this zex's zex::Module (or link "
            "the device library this zex installs, docs/abi.md).";
   }
@@ -59,6 +78,9 @@ std::string format_kernel_exception(const KernelExceptionInfo& info, Language la
     m += (starts_with_vowel(info.name) ? "An " : "A ") + info.name + " was thrown" + where;
   }
   if (info.debug_level >= 1 && !info.reason.empty()) m += ": " + info.reason;
+  if (info.debug_level >= 1 && !info.values.empty()) m += ": " + values_text(info);
+  if (info.debug_level >= 1 && info.thrower_count > 1)
+    m += "\n" + std::to_string(info.thrower_count) + " work-items threw; the first to claim the report is shown.";
   if (info.debug_level <= 0) {
     m += std::string("\nHint: launch with debug_level=1 (") + level_knob(lang) +
          " or ZEX_DEBUG_LEVEL=1) to see the exception's name and reason.";

@@ -57,7 +57,7 @@ void SlabPool::release(const Slot& s) noexcept {
 void SlabPool::append_reset(ze_command_list_handle_t list, const Slot& s, ze_event_handle_t signal,
                             ze_event_handle_t wait) const {
   static const uint32_t zero = 0;
-  zex::check(zeCommandListAppendMemoryFill(list, s.claim, &zero, sizeof zero, sizeof zero, signal, wait ? 1 : 0,
+  zex::check(zeCommandListAppendMemoryFill(list, s.claim, &zero, sizeof zero, ZEX_CLAIM_BYTES, signal, wait ? 1 : 0,
                                       wait ? &wait : nullptr),
         "zeCommandListAppendMemoryFill", "appending the reset of a zex claim word");
 }
@@ -88,6 +88,15 @@ KernelExceptionInfo SlabPool::read_and_reset(const Slot& s, KernelNameFn kernel_
     std::lock_guard<std::mutex> lock(impl_->helper_mu);
     detail::ZeMemoryReader mem(impl_->helper);
     d = detail::decode_report(copy, mem, known);
+    // The thrower count, from device memory next to the claim word: one more read on the path that
+    // already reads strings, only for a report that can have one (version 2, level >= 1).
+    if (d.abi_version == ZEX_ABI_VERSION && d.debug_level >= 1 && d.debug_level <= 2) {
+      std::vector<detail::ReadRequest> q(1);
+      q[0].address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s.claim)) + ZEX_COUNT_OFFSET;
+      q[0].size = sizeof(uint64_t);
+      mem.read(q);
+      if (q[0].ok && q[0].out.size() == sizeof(uint64_t)) std::memcpy(&d.thrower_count, q[0].out.data(), sizeof(uint64_t));
+    }
   }
   std::string kname = kernel_name_of ? kernel_name_of(ctx, d.launch_id) : std::string();
   if (kname.empty()) kname = "<unknown kernel of launch " + std::to_string(d.launch_id) + ">";

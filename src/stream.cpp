@@ -233,48 +233,111 @@ void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t
 
 }  // namespace detail
 
+namespace detail {
+
+struct EventState {
+  ze_event_pool_handle_t pool = nullptr;
+  ze_event_handle_t event = nullptr;
+  uint64_t mark = 0;            // the stream's next launch id when recorded
+  std::shared_ptr<void*> link;  // *link: the stream's Impl, null once the stream is gone
+  bool armed = false;           // the barrier that signals the event was appended
+
+  EventState() = default;
+  EventState(const EventState&) = delete;
+  EventState& operator=(const EventState&) = delete;
+  ~EventState() {
+    // The device may still have to signal the event: destroying it under a pending signal is undefined,
+    // so the last handle waits for its mark first (the stream's own destructor waits the same way).
+    if (armed) zeEventHostSynchronize(event, UINT64_MAX);
+    if (event) zeEventDestroy(event);
+    if (pool) zeEventPoolDestroy(pool);
+  }
+};
+
+}  // namespace detail
+
+namespace {
+[[noreturn]] void throw_empty_event(const char* what) {
+  throw std::logic_error(std::string("zex: Event::") + what + "() on an empty zex::Event (default-constructed "
+                         "or moved from); get one from Stream::record()");
+}
+}  // namespace
+
+void Event::synchronize() {
+  if (!s_) throw_empty_event("synchronize");
+  check(zeEventHostSynchronize(s_->event, UINT64_MAX), "zeEventHostSynchronize", "waiting for a zex::Event");
+  // Every launch before the mark has finished: its throw, if any, is in the report (status last).
+  auto* impl = static_cast<Stream::Impl*>(__atomic_load_n(s_->link.get(), __ATOMIC_ACQUIRE));
+  if (impl && SlabPool::thrown(impl->slot)) impl->raise_before(s_->mark);
+}
+
+bool Event::ready() const {
+  if (!s_) throw_empty_event("ready");
+  ze_result_t r = zeEventQueryStatus(s_->event);
+  if (r == ZE_RESULT_NOT_READY) return false;
+  check(r, "zeEventQueryStatus", "polling a zex::Event");
+  return true;
+}
+
+ze_event_handle_t Event::handle() const noexcept { return s_ ? s_->event : nullptr; }
+uint64_t Event::mark_launch_id() const noexcept { return s_ ? s_->mark : 0; }
+
+Event Stream::record() {
+  Impl& s = live();
+  Impl::Use use(s);
+  auto st = std::make_shared<detail::EventState>();
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+  ze_device_handle_t h = s.dev.handle();
+  check(zeEventPoolCreate(s.dev.context_handle(), &pd, 1, &h, &st->pool), "zeEventPoolCreate",
+        "creating a zex::Event");
+  ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+  check(zeEventCreate(st->pool, &ed, &st->event), "zeEventCreate", "creating a zex::Event");
+  if (!s.link) s.link = std::make_shared<void*>(&s);
+  st->link = s.link;
+  st->mark = s.next_id;
+  s.append_signal(st->event);  // the one append: a barrier after everything so far
+  st->armed = true;
+  return Event(std::move(st));
+}
+
+void Stream::wait(const Event& event) {
+  Impl& s = live();
+  Impl::Use use(s);
+  if (__builtin_expect(!event.s_, 0)) throw_empty_event("wait");
+  s.held.reserve(s.held.size() + 1);  // so that joining the wait list is all that can fail after
+  s.user_waits.push_back(event.s_->event);
+  s.held.push_back(event.s_);
+}
+
+void Stream::Impl::raise_before(uint64_t mark) {
+  Use use(*this);
+  // Raised already (by synchronize() or another Event), or thrown by a launch after the mark, whose
+  // own waits raise it. Status is read first (acquire): the launch id it publishes is then complete.
+  if (!SlabPool::thrown(slot) || slot.report->launch_id >= mark) return;
+  raise(false);
+}
+
 Stream::Stream(const Device& dev) : s_(std::make_unique<Impl>(dev)) {}
 Stream::Stream(Stream&&) noexcept = default;
 Stream& Stream::operator=(Stream&&) noexcept = default;
 Stream::~Stream() = default;
 
-void Stream::launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t n) {
-  // launch()'s steps with a loop instead of a pack; keep the two in step.
+void Stream::launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t n,
+                         const char* file, uint32_t line) {
+  // launch()'s steps (check_launch, append_launch) with a loop instead of a pack.
   Impl& s = live();
   Impl::Use use(s);
   const int level = s.level_for(cfg.debug_level);
   Kernel::State& ks = kernel.live();
   detail::LockGuard lock(ks.mu);
   Kernel::Level& l = ks.at(level);
-  if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
-    detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
-  const Dim3& g = cfg.groups;
-  const Dim3& b = cfg.group_size;
-  if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
-    detail::throw_zero_extent(*ks.name);
-  uint64_t items;
-  if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
-                           __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
-                       0))
-    detail::throw_too_many_work_items(*ks.name, g, b);
-  if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
+  check_launch(ks, l, n, cfg);
   for (uint32_t i = 0; i < n; ++i) {
     ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
     if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
   }
-  const uint64_t id = s.next_id;
-  const zex_state_t state = SlabPool::state(s.slot, id);
-  detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, detail::param_kind::kOther, *ks.name);
-  const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level;
-  if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
-  const ze_group_count_t groups{g.x, g.y, g.z};
-  Impl::Command c;
-  s.begin_command(c);
-  ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, c.signal, c.num_waits, c.waits);
-  if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
-  s.end_command();
-  ++s.next_id;
-  if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_});
+  // A null file: no launch site (a binding whose caller is unknown; its own line would mislead).
+  append_launch(s, kernel, ks, l, level, static_cast<uint32_t>(n), cfg.groups, file, file ? line : 0);
 }
 
 void Stream::Impl::throw_concurrent_use() {
@@ -326,6 +389,8 @@ Stream::Impl::Impl(const Device& d) : dev(d), pool(&d.slab_pool()) {
 }
 
 Stream::Impl::~Impl() {
+  // Events outlive their stream: from now on they only wait.
+  if (link) __atomic_store_n(link.get(), nullptr, __ATOMIC_RELEASE);
   // The slot may only go back to the pool once no kernel can write it any more, and the list may be
   // destroyed only once nothing on it runs.
   bool idle = true;
@@ -472,7 +537,7 @@ const Stream::Impl::Run* Stream::Impl::find(uint64_t id) const {
   return it == runs.begin() ? nullptr : &*(it - 1);
 }
 
-void Stream::Impl::raise() {
+void Stream::Impl::raise(bool all_done) {
   const Run* e = find(slot.report->launch_id);
   // The reset is a fill: on the event path it signals the stream's next event, which the next launch
   // waits for; on an in-order list later launches follow it anyway. So later launches may throw again
@@ -489,7 +554,10 @@ void Stream::Impl::raise() {
       },
       this, level, list, ev, known);
   ++seq;
-  runs.clear();  // every launch has finished (the reset is zex's own command)
+  if (e && e->file) info.launch_site = SourceLocation{e->file, e->line};
+  // After synchronize every launch has finished (the reset is zex's own command); after an Event's
+  // wait, later launches may still run and throw, and their runs name them.
+  if (all_done) runs.clear();
   throw KernelException(std::move(info));
 }
 

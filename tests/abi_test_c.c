@@ -32,6 +32,9 @@ size_t zex_abi_c_layout(size_t* out, size_t capacity) {
       offsetof(zex_report_t, frame_count),
       offsetof(zex_report_t, abi_version),
       offsetof(zex_report_t, frames),
+      offsetof(zex_report_t, values),
+      offsetof(zex_report_t, value_count),
+      offsetof(zex_report_t, value_kind),
       offsetof(zex_report_t, reserved),
   };
   size_t n = sizeof(values) / sizeof(values[0]);

@@ -286,3 +286,68 @@ TEST(Decoder, KnownStringsAreDecodedWithoutTheDriver) {
   EXPECT_EQ(m.range_calls, 2) << "only the two unknown addresses were looked up";
   EXPECT_EQ(m.bad_reads, 0);
 }
+
+// ABI version 2: values and the thrower count, on hostile reports.
+TEST(Decoder, ValuesAreClampedAndTheCountIsAtLeastOne) {
+  FakeMemory m;
+  auto r = report();
+  r.debug_level = 1;
+  r.value_count = 0xFFFFFFFFu;  // hostile: more than the report holds
+  r.value_kind = 77;            // unknown kind: labelled plainly
+  r.values[0] = 11;
+  r.values[1] = 22;
+  auto d = zex::detail::decode_report(r, m);
+  EXPECT_EQ(d.value_count, 2u);
+  d.thrower_count = 0;  // hostile or unread: the claimant itself threw
+  auto info = zex::detail::exception_info(std::move(d), "k", "dev", 1);
+  EXPECT_EQ(info.values, (std::vector<uint64_t>{11, 22}));
+  EXPECT_EQ(info.thrower_count, 1u);
+  zex::KernelException ex(info);
+  EXPECT_NE(std::string(ex.what()).find(": values 11, 22\nHint"), std::string::npos) << ex.what();
+}
+
+TEST(Decoder, AVersion1ReportIsReadWithoutValues) {
+  FakeMemory m;
+  m.add(0x1000, "BoundsError");
+  auto r = report();
+  r.abi_version = 1;
+  r.debug_level = 1;
+  r.name = 0x1000;
+  // A version-1 device left its reserved bytes as it liked: they are not values.
+  r.values[0] = 5;
+  r.value_count = 2;
+  auto d = zex::detail::decode_report(r, m);
+  EXPECT_EQ(d.name, "BoundsError");
+  EXPECT_EQ(d.value_count, 0u);
+  auto info = zex::detail::exception_info(std::move(d), "k", "dev", 1);
+  EXPECT_EQ(info.abi_version, 1u);
+  EXPECT_TRUE(info.values.empty());
+  EXPECT_EQ(info.thrower_count, 1u);
+  zex::KernelException ex(info);
+  EXPECT_EQ(std::string(ex.what()).rfind("KernelException: A BoundsError was thrown in kernel 'k' on dev\nHint:", 0), 0u)
+      << ex.what();
+}
+
+TEST(Decoder, Level0KeepsNoValuesAndNoCount) {
+  FakeMemory m;
+  auto r = report();
+  r.debug_level = 0;
+  r.value_count = 2;
+  r.values[0] = 1;
+  auto d = zex::detail::decode_report(r, m);
+  d.thrower_count = 500;  // a level-0 device does not count; whatever the word holds is ignored
+  auto info = zex::detail::exception_info(std::move(d), "k", "dev", 0);
+  EXPECT_TRUE(info.values.empty());
+  EXPECT_EQ(info.thrower_count, 1u);
+}
+
+TEST(Decoder, TheCountIsKeptAsRead) {
+  FakeMemory m;
+  auto r = report();
+  auto d = zex::detail::decode_report(r, m);
+  d.thrower_count = UINT64_MAX;
+  auto info = zex::detail::exception_info(std::move(d), "k", "dev", 2);
+  EXPECT_EQ(info.thrower_count, UINT64_MAX);
+  EXPECT_NE(std::string(zex::KernelException(info).what()).find("\n18446744073709551615 work-items threw"),
+            std::string::npos);
+}

@@ -104,7 +104,8 @@ uint32_t sourceLine(const std::string& marker) {
   return 0;
 }
 
-const char* const kEntryPoints[] = {"zex_report_exception", "zex_report_frame", "zex_signal_exception"};
+const char* const kEntryPoints[] = {"zex_report_exception", "zex_report_exception_values", "zex_report_frame",
+                                    "zex_signal_exception"};
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -297,7 +298,7 @@ TEST(DeviceLibrarySpecialized, Level0HasNoStringOrFrameCode) {
 TEST(DeviceLibrarySpecialized, Level1RecordsNameAndReasonButNoFrames) {
   LevelShape s = shapeAt(1);
   EXPECT_EQ(s.reportStringsRecorded, 2u);
-  EXPECT_EQ(s.reportStores, 5u) << "+ name, reason";
+  EXPECT_EQ(s.reportStores, 7u) << "+ name, reason, value_count, value_kind (a throw without values stores no value)";
   EXPECT_EQ(s.frameStores, 0u);
   EXPECT_EQ(s.abiVersionLoads, 1u) << "level >= 1 must use the exported constant";
 }
@@ -305,7 +306,7 @@ TEST(DeviceLibrarySpecialized, Level1RecordsNameAndReasonButNoFrames) {
 TEST(DeviceLibrarySpecialized, Level2RecordsIdsAndFrames) {
   LevelShape s = shapeAt(2);
   EXPECT_EQ(s.reportStringsRecorded, 2u);
-  EXPECT_EQ(s.reportStores, 5u + 9u) << "+ global, group and local id";
+  EXPECT_EQ(s.reportStores, 7u + 9u) << "+ global, group and local id";
   EXPECT_EQ(s.frameStringsRecorded, 2u) << "function and file";
   EXPECT_EQ(s.frameStores, 4u) << "function, file, line, frame_count";
 }
@@ -324,7 +325,8 @@ TEST(DeviceLibrarySpecialized, UnspecializedModuleKeepsEverything) {
 
 TEST(UserKernel, ImportsTheEntryPointsAndDefinesNone) {
   Module m(userModule());
-  for (const char* name : kEntryPoints) {
+  // The macros call zex_report_exception_values (ABI 2), never zex_report_exception.
+  for (const char* name : {"zex_report_exception_values", "zex_report_frame", "zex_signal_exception"}) {
     auto id = m.linked(name, kLinkageImport);
     ASSERT_TRUE(id) << name << " must be an Import in the user module";
     const Function& f = m.functions.at(*id);
@@ -359,16 +361,18 @@ TEST(UserKernel, LinksWithTheLibraryAndValidatesAtEveryLevel) {
 // OpenCL C), and the frame carries the kernel's name, file and the throwing line.
 TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
   Module m(userModule());
-  auto reportId = m.linked("zex_report_exception", kLinkageImport);
   auto frameId = m.linked("zex_report_frame", kLinkageImport);
   auto signalId = m.linked("zex_signal_exception", kLinkageImport);
-  ASSERT_TRUE(reportId && frameId && signalId);
+  auto valuesId = m.linked("zex_report_exception_values", kLinkageImport);  // every macro (ABI 2)
+  auto reportId = valuesId;
+  ASSERT_TRUE(frameId && signalId && valuesId);
 
   struct Expect {
     std::string kernel, name, reason, marker;
+    bool values;
   };
-  const Expect expected[] = {{"vadd", "BoundsError", "Out-of-bounds array access", "marker:bounds"},
-                             {"safe_sqrt", "DomainError", "sqrt of a negative number", "marker:throw"}};
+  const Expect expected[] = {{"vadd", "BoundsError", "Out-of-bounds array access", "marker:bounds", true},
+                             {"safe_sqrt", "DomainError", "sqrt of a negative number", "marker:throw", true}};
   std::map<std::string, const Function*> byName;
   for (const Inst& i : m.insts)
     if (i.opcode == op::Name && m.functions.count(i.word(1)) && !m.functions.at(i.word(1)).body.empty())
@@ -384,7 +388,7 @@ TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
         continue;
       uint32_t callee = i.word(3);
       order.push_back(callee);
-      if (callee == *reportId) {
+      if (callee == *reportId || callee == *valuesId) {
         EXPECT_EQ(m.constantString(i.word(5)), std::optional<std::string>(e.name));
         EXPECT_EQ(m.constantString(i.word(6)), std::optional<std::string>(e.reason));
       } else if (callee == *frameId) {
@@ -396,7 +400,7 @@ TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
         EXPECT_EQ(m.constant(i.word(8)), std::optional<uint64_t>(sourceLine(e.marker))) << "__LINE__";
       }
     }
-    EXPECT_EQ(order, (std::vector<uint32_t>{*reportId, *frameId, *signalId}))
+    EXPECT_EQ(order, (std::vector<uint32_t>{e.values ? *valuesId : *reportId, *frameId, *signalId}))
         << "the cold path must call report_exception, report_frame, signal_exception in order";
   }
 }
@@ -443,7 +447,8 @@ TEST(CompilerStyleModule, IsValidAndImportsTheEntryPoints) {
   ASSERT_FALSE(user.empty());
   EXPECT_EQ(validate(user), "");
   Module m(user);
-  for (const char* name : kEntryPoints)
+  // A compiler that records no values needs only the three version-1 entry points.
+  for (const char* name : {"zex_report_exception", "zex_report_frame", "zex_signal_exception"})
     EXPECT_TRUE(m.linked(name, kLinkageImport)) << name;
 }
 

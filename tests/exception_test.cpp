@@ -90,6 +90,56 @@ TEST(KernelExceptionMessage, IsARuntimeError) {
   }
 }
 
+TEST(KernelExceptionMessage, ValuesCountAndLaunchSiteAtLevel1) {
+  auto i = info(1);
+  i.values = {1000, 1000};
+  i.value_kind = ZEX_VALUES_BOUNDS;
+  i.thrower_count = 280;
+  i.launch_site = zex::SourceLocation{"/home/me/src/host.cpp", 42};
+  zex::KernelException e(i);
+  EXPECT_STREQ(e.what(),
+               "KernelException: A BoundsError was thrown in kernel 'vadd' (launched at host.cpp:42) on dev0: "
+               "Out-of-bounds array access: index 1000, length 1000\n"
+               "280 work-items threw; the first to claim the report is shown.\n"
+               "Hint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
+               "the work-item that threw and a stacktrace.");
+  EXPECT_EQ(e.values(), (std::vector<uint64_t>{1000, 1000}));
+  EXPECT_EQ(e.thrower_count(), 280u);
+  ASSERT_TRUE(e.launch_site().has_value());
+  EXPECT_EQ(e.launch_site()->file, "/home/me/src/host.cpp") << "the exception keeps the full path";
+  EXPECT_EQ(e.launch_site()->line, 42u);
+}
+
+TEST(KernelExceptionMessage, PlainValuesOneThrowerAndNoSite) {
+  auto i = info(2);
+  i.values = {7, 3};
+  zex::KernelException two(i);
+  EXPECT_EQ(std::string(two.what()).rfind(
+                "KernelException: A BoundsError was thrown in kernel 'vadd' on dev0: Out-of-bounds array access: "
+                "values 7, 3\nThrown by work-item",
+                0),
+            0u)
+      << two.what();
+  i.values = {5};
+  i.value_kind = ZEX_VALUES_BOUNDS;  // a bounds kind with one value is labelled plainly
+  zex::KernelException one(i);
+  EXPECT_NE(std::string(one.what()).find("access: value 5\n"), std::string::npos) << one.what();
+  EXPECT_EQ(one.thrower_count(), 1u);
+  EXPECT_FALSE(one.launch_site().has_value());
+}
+
+TEST(KernelExceptionMessage, Level0ShowsNoValuesOrCountButTheSite) {
+  auto i = info(0);
+  i.values = {1, 2};  // never set at level 0 by the decoder; the message ignores them anyway
+  i.thrower_count = 9;
+  i.launch_site = zex::SourceLocation{"host.cpp", 7};
+  zex::KernelException e(i);
+  EXPECT_STREQ(e.what(),
+               "KernelException: An exception was thrown in kernel 'vadd' (launched at host.cpp:7) on dev0\n"
+               "Hint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
+               "the exception's name and reason.");
+}
+
 // The hints speak the caller's language (zex::format_kernel_exception): the way to pick a debug level
 // in C++, C, Python and Julia. Everything else in the message is the same.
 TEST(KernelExceptionMessage, HintsSpeakTheCallersLanguage) {

@@ -48,7 +48,7 @@ class ThrowingLauncher {
 
 }  // namespace
 
-static_assert(zex::SlabPool::kBytesPerSlot == 516, "documented: 512 B of report + 4 B of claim word per stream");
+static_assert(zex::SlabPool::kBytesPerSlot == 544, "documented: 528 B of report + 16 B of claim word and thrower count per stream");
 
 TEST(SlabPool, FiveHundredStreamsTakeAtMostEightAllocationsAndFiveHundredMoreNone) {
   auto& e = env();

@@ -19,9 +19,15 @@ namespace {
 
 // vadd over n elements launched on `groups` groups of 256: work-items n..groups*256-1 go out of
 // bounds.
+constexpr uint32_t kVaddLine = __LINE__ + 3;  // the launch line below: every exception of vadd names it
 void launch_vadd(zex::Stream& s, zex::Kernel& k, Usm<float>& c, Usm<float>& a, Usm<float>& b, uint32_t n,
                  uint32_t groups, int level) {
   s.launch(k, cfg1d(groups, 256, level), c.get(), a.get(), b.get(), n);
+}
+
+// How the message names a kernel launched by launch_vadd (or on `line` of this file).
+std::string vadd_at(uint32_t line = kVaddLine) {
+  return "kernel 'vadd' (launched at stream_test.cpp:" + std::to_string(line) + ")";
 }
 
 // How many of a thread's iterations throw in EightThreadsWithTheirOwnStreamsCountExactly.
@@ -31,9 +37,12 @@ int caught_by(int t, int iters) {
   return n;
 }
 
-std::string l1_line(const std::string& kernel) {
-  return "KernelException: A BoundsError was thrown in kernel '" + kernel + "' on " + env().dev.name() +
-         ": Out-of-bounds array access";
+// The first line of a level-1/2 BoundsError of vadd over n = 1000 elements on 1024 work-items: the
+// index is the claimant's, and 24 work-items threw.
+std::string l1_line(const zex::KernelException& ex) {
+  return "KernelException: A BoundsError was thrown in " + vadd_at() + " on " + env().dev.name() +
+         ": Out-of-bounds array access: index " + std::to_string(ex.values().at(0)) +
+         ", length 1000\n24 work-items threw; the first to claim the report is shown.";
 }
 
 }  // namespace
@@ -46,7 +55,7 @@ TEST(Stream, Level0ReportsOnlyThatAnExceptionWasThrown) {
   launch_vadd(s, vadd, c, a, b, 1000, 4, 0);
   auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
   EXPECT_EQ(std::string(ex.what()),
-            "KernelException: An exception was thrown in kernel 'vadd' on " + e.dev.name() +
+            "KernelException: An exception was thrown in " + vadd_at() + " on " + e.dev.name() +
                 "\nHint: launch with debug_level=1 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=1) to see "
                 "the exception's name and reason.");
   EXPECT_EQ(ex.debug_level(), 0);
@@ -59,6 +68,36 @@ TEST(Stream, Level0ReportsOnlyThatAnExceptionWasThrown) {
   EXPECT_FALSE(ex.group_id().has_value());
   EXPECT_FALSE(ex.local_id().has_value());
   EXPECT_TRUE(ex.frames().empty());
+  EXPECT_TRUE(ex.values().empty()) << "level 0 records no values";
+  EXPECT_EQ(ex.thrower_count(), 1u) << "level 0 counts nothing";
+  ASSERT_TRUE(ex.launch_site().has_value()) << "the site is host-side: every level has it";
+  EXPECT_EQ(ex.launch_site()->line, kVaddLine);
+}
+
+// The braced forms a LaunchConfig takes still convert to Stream::launch's config parameter (LaunchAt),
+// and record the line of the call as the named form does.
+TEST(Stream, BracedConfigsLaunchAndRecordTheirLine) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  const uint32_t n = 1000;
+  constexpr uint32_t kLine1 = __LINE__ + 1;
+  s.launch(vadd, {{4}, {256}, 1}, c.get(), a.get(), b.get(), n);
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.debug_level(), 1);
+  EXPECT_EQ(ex.thrower_count(), 24u);
+  ASSERT_TRUE(ex.launch_site().has_value());
+  EXPECT_EQ(ex.launch_site()->line, kLine1);
+  EXPECT_NE(ex.launch_site()->file.find("stream_test.cpp"), std::string::npos) << ex.launch_site()->file;
+  const zex::Dim3 groups{4}, size{256};
+  constexpr uint32_t kLine2 = __LINE__ + 1;
+  s.launch(vadd, {groups, size, 1}, c.get(), a.get(), b.get(), n);
+  ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_TRUE(ex.launch_site().has_value());
+  EXPECT_EQ(ex.launch_site()->line, kLine2);
+  s.launch(vadd, {{4}, {256}}, c.get(), a.get(), b.get(), 1024u);  // in bounds, the stream's level
+  s.synchronize();
 }
 
 TEST(Stream, Level1ReportsNameAndReason) {
@@ -68,8 +107,13 @@ TEST(Stream, Level1ReportsNameAndReason) {
   Usm<float> a(1024), b(1024), c(1024);
   launch_vadd(s, vadd, c, a, b, 1000, 4, 1);
   auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_EQ(ex.values().size(), 2u);
+  EXPECT_GE(ex.values()[0], 1000u);
+  EXPECT_LT(ex.values()[0], 1024u);
+  EXPECT_EQ(ex.values()[1], 1000u);
+  EXPECT_EQ(ex.thrower_count(), 24u);
   EXPECT_EQ(std::string(ex.what()),
-            l1_line("vadd") +
+            l1_line(ex) +
                 "\nHint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
                 "the work-item that threw and a stacktrace.");
   EXPECT_EQ(ex.debug_level(), 1);
@@ -103,7 +147,8 @@ TEST(Stream, Level2ReportsTheWorkItemAndTheStacktrace) {
   auto tri = [](const std::array<uint64_t, 3>& v) {
     return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
   };
-  EXPECT_EQ(std::string(ex.what()), l1_line("vadd") + "\nThrown by work-item " + tri(g) + " in work-group " +
+  EXPECT_EQ(ex.values(), (std::vector<uint64_t>{g[0], 1000}));
+  EXPECT_EQ(std::string(ex.what()), l1_line(ex) + "\nThrown by work-item " + tri(g) + " in work-group " +
                                         tri(grp) + ".\nStacktrace:\n [1] vadd at " + zex_test::kernel_source() +
                                         ":" + std::to_string(zex_test::line_of("vadd")));
 }
@@ -117,6 +162,7 @@ TEST(Stream, Level2InTwoDimensionsNamesTheExactWorkItem) {
   cfg.groups = {2, 3, 1};
   cfg.group_size = {4, 2, 1};
   cfg.debug_level = 2;
+  const uint32_t line = __LINE__ + 1;
   s.launch(k, cfg, out.get(), uint32_t(5), uint32_t(3));
   auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
   EXPECT_EQ(*ex.global_id(), (std::array<uint64_t, 3>{5, 3, 0}));
@@ -128,7 +174,8 @@ TEST(Stream, Level2InTwoDimensionsNamesTheExactWorkItem) {
   ASSERT_EQ(ex.frames().size(), 1u);
   EXPECT_EQ(ex.frames()[0].function, "throw_at");
   EXPECT_EQ(ex.frames()[0].line, zex_test::line_of("throw_at"));
-  EXPECT_EQ(std::string(ex.what()).rfind("KernelException: A DomainError was thrown in kernel 'throw_at' on " +
+  EXPECT_EQ(std::string(ex.what()).rfind("KernelException: A DomainError was thrown in kernel 'throw_at' "
+                                             "(launched at stream_test.cpp:" + std::to_string(line) + ") on " +
                                              e.dev.name() + ": sqrt of a negative number\nThrown by work-item "
                                              "(5, 3, 0) in work-group (1, 1, 0).\nStacktrace:\n [1] throw_at at ",
                                          0),
@@ -145,10 +192,14 @@ TEST(Stream, CustomThrowAtLevel1) {
   zex::Kernel k = e.mod.kernel("throw_at");
   zex::Stream s(e.dev);
   Usm<int> out(64);
+  const uint32_t line = __LINE__ + 1;
   s.launch(k, cfg1d(4, 16, 1), out.get(), uint32_t(17), uint32_t(0));
   auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_TRUE(ex.values().empty()) << "ZEX_THROW records no values";
+  EXPECT_EQ(ex.thrower_count(), 1u);
   EXPECT_EQ(std::string(ex.what()),
-            "KernelException: A DomainError was thrown in kernel 'throw_at' on " + e.dev.name() +
+            "KernelException: A DomainError was thrown in kernel 'throw_at' (launched at stream_test.cpp:" +
+                std::to_string(line) + ") on " + e.dev.name() +
                 ": sqrt of a negative number\nHint: launch with debug_level=2 (LaunchConfig::debug_level or "
                 "ZEX_DEBUG_LEVEL=2) to see the work-item that threw and a stacktrace.");
 }
@@ -861,6 +912,153 @@ TEST(Stream, KernelAndModuleDestroyedWithALaunchInFlightStayAliveForIt) {
   ASSERT_EQ(ex.frames().size(), 1u);
   EXPECT_EQ(ex.frames()[0].function, "maybe_throw");
   EXPECT_EQ(count[0], 0u) << "the only work-item threw, and returned before counting";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 8: operand values, the thrower count, the launch site, and waits on recorded events.
+
+TEST(Stream, ExactlyTheWorkItemsThatThrewAreCounted) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("throw_below");
+  zex::Stream s(e.dev);
+  Usm<int> out(1024);
+  const uint32_t line = __LINE__ + 1;
+  s.launch(k, cfg1d(16, 64, 1), out.get(), uint32_t(280));
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.thrower_count(), 280u);
+  ASSERT_EQ(ex.values().size(), 2u);
+  EXPECT_LT(ex.values()[0], 280u);
+  EXPECT_EQ(ex.values()[1], 280u);
+  EXPECT_EQ(std::string(ex.what()),
+            "KernelException: A LimitError was thrown in kernel 'throw_below' (launched at stream_test.cpp:" +
+                std::to_string(line) + ") on " + e.dev.name() + ": below the limit: values " +
+                std::to_string(ex.values()[0]) +
+                ", 280\n280 work-items threw; the first to claim the report is shown.\nHint: launch with "
+                "debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see the work-item that threw "
+                "and a stacktrace.");
+  // The count was reset with the claim word: the next throwing launch counts from zero.
+  s.launch(k, cfg1d(16, 64, 1), out.get(), uint32_t(3));
+  auto again = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(again.thrower_count(), 3u);
+}
+
+TEST(Stream, OneValueAndTheLargestValue) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("throw_value");
+  zex::Stream s(e.dev);
+  s.launch(k, cfg1d(1, 8, 2), uint32_t(5));
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.values(), (std::vector<uint64_t>{UINT64_MAX}));
+  EXPECT_EQ(ex.thrower_count(), 1u);
+  const std::string what = ex.what();
+  EXPECT_NE(what.find(": one value: value 18446744073709551615\nThrown by work-item (5, 0, 0)"), std::string::npos)
+      << what;
+  EXPECT_EQ(what.find("work-items threw"), std::string::npos) << "one thrower: no count line";
+}
+
+TEST(Stream, TheLaunchSiteIsTheCallersLineForEachLaunch) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  const zex::LaunchConfig bad = cfg1d(4, 256, 1), good = cfg1d(3, 256, 1);
+  // Same kernel and level on three lines: each line is its own run, so the one that threw is named.
+  s.launch(vadd, good, c.get(), a.get(), b.get(), 1000u);
+  const uint32_t line = __LINE__ + 1;
+  s.launch(vadd, bad, c.get(), a.get(), b.get(), 1000u);
+  s.launch(vadd, good, c.get(), a.get(), b.get(), 1000u);
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.launch_id(), 2u);
+  ASSERT_TRUE(ex.launch_site().has_value());
+  EXPECT_EQ(ex.launch_site()->file, __FILE__);
+  EXPECT_EQ(ex.launch_site()->line, line);
+  EXPECT_NE(std::string(ex.what()).find(vadd_at(line)), std::string::npos) << ex.what();
+  // A loop on one line: one run, and the site is still that line.
+  uint32_t loop_line = 0;
+  for (int i = 0; i < 5; ++i) {
+    loop_line = __LINE__ + 1;
+    s.launch(vadd, i == 3 ? bad : good, c.get(), a.get(), b.get(), 1000u);
+  }
+  auto ex2 = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex2.launch_id(), 7u);
+  EXPECT_EQ(ex2.launch_site()->line, loop_line);
+}
+
+TEST(Stream, AnEventWaitRaisesTheThrowBeforeItsMarkOnce) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  launch_vadd(s, vadd, c, a, b, 1000, 4, 1);
+  zex::Event ev = s.record();
+  EXPECT_EQ(ev.mark_launch_id(), 2u);
+  auto ex = zex_test::expect_kernel_exception([&] { ev.synchronize(); });
+  EXPECT_EQ(ex.launch_id(), 1u);
+  EXPECT_EQ(ex.thrower_count(), 24u);
+  EXPECT_EQ(std::string(ex.what()).rfind(l1_line(ex), 0), 0u) << ex.what();
+  EXPECT_TRUE(ev.ready());
+  EXPECT_NO_THROW(ev.synchronize()) << "raised once";
+  EXPECT_NO_THROW(s.synchronize()) << "the event's wait raised it: the stream's does not";
+  // The stream still works, and the other order: synchronize() first, then the event raises nothing.
+  launch_vadd(s, vadd, c, a, b, 1000, 4, 1);
+  zex::Event ev2 = s.record();
+  zex::Event copy = ev2;
+  zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_NO_THROW(copy.synchronize());
+  EXPECT_NO_THROW(ev2.synchronize());
+}
+
+TEST(Stream, AThrowAfterTheMarkIsLeftToLaterWaits) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  zex::Stream s(e.dev);
+  Usm<float> a(1024), b(1024), c(1024);
+  launch_vadd(s, vadd, c, a, b, 1024, 4, 1);  // launch 1: in bounds
+  zex::Event ev = s.record();
+  launch_vadd(s, vadd, c, a, b, 1000, 4, 1);  // launch 2: throws, after the mark
+  EXPECT_NO_THROW(ev.synchronize());
+  zex::Event later = s.record();
+  auto ex = zex_test::expect_kernel_exception([&] { later.synchronize(); });
+  EXPECT_EQ(ex.launch_id(), 2u);
+  EXPECT_EQ(ex.kernel_name(), "vadd");
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+TEST(Stream, AStreamWaitsOnAnotherStreamsEvent) {
+  auto& e = env();
+  zex::Kernel count = e.mod.kernel("maybe_throw");
+  zex::Kernel copy = e.mod.kernel("copy_word");
+  zex::Stream producer(e.dev), consumer(e.dev);
+  Usm<uint32_t> counter(1), seen(1);
+  counter[0] = 0;
+  seen[0] = 0;
+  for (int i = 0; i < 8; ++i) producer.launch(count, cfg1d(4, 64, 1), counter.get(), uint32_t(i == 7));
+  zex::Event ev = producer.record();
+  consumer.wait(ev);
+  consumer.launch(copy, cfg1d(1, 1, 1), seen.get(), counter.get());
+  EXPECT_NO_THROW(consumer.synchronize()) << "the producer's throw stays with the producer";
+  EXPECT_EQ(seen[0], 8u * 256u - 1u) << "the copy ran after all eight launches";
+  auto ex = zex_test::expect_kernel_exception([&] { producer.synchronize(); });
+  EXPECT_EQ(ex.launch_id(), 8u);
+  EXPECT_NO_THROW(ev.synchronize());
+}
+
+TEST(Stream, EventsOutliveTheirStreamAndEmptyOnesAreRefused) {
+  auto& e = env();
+  zex::Kernel vadd = e.mod.kernel("vadd");
+  Usm<float> a(1024), b(1024), c(1024);
+  zex::Event ev;
+  EXPECT_FALSE(ev);
+  EXPECT_THROW(ev.synchronize(), std::logic_error);
+  EXPECT_THROW(static_cast<void>(ev.ready()), std::logic_error);
+  {
+    zex::Stream s(e.dev);
+    EXPECT_THROW(s.wait(ev), std::logic_error);
+    launch_vadd(s, vadd, c, a, b, 1000, 4, 1);
+    ev = s.record();
+  }  // the stream drops its unsynchronized exception
+  EXPECT_NO_THROW(ev.synchronize());
+  EXPECT_TRUE(ev.ready());
 }
 
 // Stream::launch_args: the arguments as bytes, known only at run time (what the C API and bindings

@@ -26,13 +26,17 @@
 namespace zexcpu {
 namespace {
 
-constexpr const char* kThrowEntry = "zex_report_exception";
+// The throw entry points of the report ABI: without values (version 1) and with them (version 2,
+// what ZEX_CHECK_BOUNDS calls).
+bool is_throw_entry(llvm::StringRef name) {
+  return name == "zex_report_exception" || name == "zex_report_exception_values";
+}
 
-bool calls_named(const llvm::BasicBlock& bb, llvm::StringRef name) {
+bool calls_throw(const llvm::BasicBlock& bb) {
   for (const llvm::Instruction& i : bb)
     if (auto* cb = llvm::dyn_cast<llvm::CallBase>(&i))
       if (const llvm::Function* f = cb->getCalledFunction())
-        if (f->getName() == name) return true;
+        if (is_throw_entry(f->getName())) return true;
   return false;
 }
 
@@ -57,6 +61,23 @@ bool affine_in_gid(llvm::Value* v, BoundsCheck* c, int depth = 0) {
     if (!d || d->getZExtValue() > 2) return false;
     c->dim = static_cast<unsigned>(d->getZExtValue());
     return true;
+  }
+  // llvm-spirv reads the GlobalInvocationId built-in as a vector of three get_global_id calls and an
+  // extract: a gid used twice (the check and a ZEX_CHECK_BOUNDS value) keeps that shape. The element
+  // extracted is the call inserted at its index.
+  if (auto* ex = dyn_cast<ExtractElementInst>(v)) {
+    auto* idx = dyn_cast<ConstantInt>(ex->getIndexOperand());
+    if (!idx) return false;
+    Value* vec = ex->getVectorOperand();
+    for (int steps = 0; steps < 4; ++steps) {
+      auto* ins = dyn_cast<InsertElementInst>(vec);
+      if (!ins) return false;
+      auto* at = dyn_cast<ConstantInt>(ins->getOperand(2));
+      if (!at) return false;
+      if (at->getZExtValue() == idx->getZExtValue()) return affine_in_gid(ins->getOperand(1), c, depth + 1);
+      vec = ins->getOperand(0);
+    }
+    return false;
   }
   auto* inst = dyn_cast<Instruction>(v);
   if (!inst || !inst->getType()->isIntegerTy() || inst->getType()->getIntegerBitWidth() > 64) return false;
@@ -133,7 +154,7 @@ unsigned version_bounds_checks(llvm::Module& m) {
       for (Instruction& i : bb)
         if (auto* cb = dyn_cast<CallBase>(&i)) {
           Function* callee = cb->getCalledFunction();
-          if (callee && callee->getName() == kThrowEntry) throws = true;
+          if (callee && is_throw_entry(callee->getName())) throws = true;
           // Barriers and group collectives: PoCL would have to prove the version branch uniform.
           if (cb->isConvergent() || !callee || callee->getName().contains("barrier") ||
               callee->getName().contains("work_group"))
@@ -145,7 +166,7 @@ unsigned version_bounds_checks(llvm::Module& m) {
     // unconditionally into one (the merged cold block's phis sit in such a chain's target).
     auto leads_to_throw = [&](BasicBlock* b) {
       for (int steps = 0; b && steps < 8; ++steps) {
-        if (calls_named(*b, kThrowEntry)) return true;
+        if (calls_throw(*b)) return true;
         for (Instruction& i : *b)
           if (i.mayHaveSideEffects()) return false;
         b = b->getSingleSuccessor();
@@ -188,7 +209,7 @@ unsigned version_bounds_checks(llvm::Module& m) {
       while (!stack.empty() && !throw_reachable) {
         BasicBlock* b = stack.back();
         stack.pop_back();
-        if (calls_named(*b, kThrowEntry)) throw_reachable = true;
+        if (calls_throw(*b)) throw_reachable = true;
         auto it = folded.find(b);
         Instruction* t = b->getTerminator();
         for (unsigned s = 0; s < t->getNumSuccessors(); ++s) {

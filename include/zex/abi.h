@@ -1,4 +1,4 @@
-/* zex report ABI, version 1.
+/* zex report ABI, version 2 (version 1 plus operand values and a thrower count; docs/abi.md).
  *
  * The contract between the device library (device/zex_device.cl, or any compiler that emits the same
  * calls), the kernel, and the host decoder. Plain C so that one header serves OpenCL C (clang-15
@@ -12,13 +12,23 @@
 #ifndef ZEX_ABI_H
 #define ZEX_ABI_H
 
-#define ZEX_ABI_VERSION 1u
+#define ZEX_ABI_VERSION 2u
+/* The oldest report version a host still reads: a version-1 report is a version-2 report without
+   values (its last 16 bytes were reserved, written as zero), so the host reads it as one. */
+#define ZEX_ABI_VERSION_MIN 1u
 /* SPIR-V SpecId of the debug level (a 32-bit OpSpecConstant, default 1). "zex1" in ASCII, chosen so
    that it cannot collide with the small SpecIds a user's own kernels use. */
 #define ZEX_SPEC_ID_DEBUG_LEVEL 0x7A657831
 #define ZEX_MAX_FRAMES 16
 #define ZEX_STATUS_NONE 0u   /* report empty */
 #define ZEX_STATUS_THROWN 1u /* a work-item threw; the report is complete */
+#define ZEX_MAX_VALUES 2
+#define ZEX_VALUES_PLAIN 0u  /* zex_report_t.value_kind: printed as "values a, b" */
+#define ZEX_VALUES_BOUNDS 1u /* printed as "index a, length b" (ZEX_CHECK_BOUNDS) */
+/* The claim area of one slot in device memory: the 32-bit claim word at 0, the 64-bit thrower count
+   at ZEX_COUNT_OFFSET (version 2). The host resets all ZEX_CLAIM_BYTES at once. */
+#define ZEX_COUNT_OFFSET 8
+#define ZEX_CLAIM_BYTES 16
 
 #ifdef __OPENCL_C_VERSION__
 /* OpenCL C: ulong/uint/uchar are exactly 64/32/8 bits, as the host's stdint types. */
@@ -59,7 +69,9 @@ extern "C" {
 /* Passed BY VALUE as the kernel's LAST argument. 24 bytes, align 8. */
 typedef struct zex_state {
   zex_u64_t report;    /* 0:  address of the zex_report_t (host USM) */
-  zex_u64_t claim;     /* 8:  address of the 32-bit claim word (device USM); 0 = free, else claimant id + 1 */
+  zex_u64_t claim;     /* 8:  address of the 32-bit claim word (device USM, 16-aligned); 0 = free, else
+                          claimant id + 1. Version 2: claim + ZEX_COUNT_OFFSET is the 64-bit count of
+                          work-items that threw since the host last reset the claim word (level >= 1) */
   zex_u64_t launch_id; /* 16: host-chosen id of this launch, never 0 */
 } zex_state_t;
 
@@ -71,7 +83,7 @@ typedef struct zex_frame {
   zex_u32_t reserved; /* 20 */
 } zex_frame_t;
 
-/* The report: 512 bytes, align 8, in host USM. Written only by the work-item that claimed it, with
+/* The report: 528 bytes (version 1: 512), align 8, in host USM. Written only by the work-item that claimed it, with
    plain stores, status last. */
 typedef struct zex_report {
   zex_u32_t status;          /* 0:   ZEX_STATUS_*; written LAST by the claimant */
@@ -85,7 +97,11 @@ typedef struct zex_report {
   zex_u32_t frame_count;     /* 104: frames recorded; the host clamps it to ZEX_MAX_FRAMES */
   zex_u32_t abi_version;     /* 108: ZEX_ABI_VERSION of the device library that wrote it */
   zex_frame_t frames[ZEX_MAX_FRAMES]; /* 112 .. 496; frames[0] is printed as [1] */
-  zex_u8_t reserved[16];     /* 496 .. 512 */
+  /* Version 2 (version 1 had 16 reserved bytes here, and ended at 512): */
+  zex_u64_t values[ZEX_MAX_VALUES]; /* 496: operand values (level >= 1), e.g. index and length */
+  zex_u32_t value_count;     /* 512: how many of values[] were recorded; the host clamps it */
+  zex_u32_t value_kind;      /* 516: ZEX_VALUES_*: how the host labels them */
+  zex_u64_t reserved;        /* 520 .. 528 */
 } zex_report_t;
 
 #ifdef __cplusplus
@@ -107,7 +123,7 @@ ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_frame_t, file) == 8, "zex_frame_t.file at 8")
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_frame_t, line) == 16, "zex_frame_t.line at 16");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_frame_t, reserved) == 20, "zex_frame_t.reserved at 20");
 
-ZEX_STATIC_ASSERT(sizeof(zex_report_t) == 512, "zex_report_t must be 512 bytes");
+ZEX_STATIC_ASSERT(sizeof(zex_report_t) == 528, "zex_report_t must be 528 bytes");
 ZEX_STATIC_ASSERT(ZEX_ALIGNOF(zex_report_t) == 8, "zex_report_t must be 8-aligned");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, status) == 0, "zex_report_t.status at 0");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, debug_level) == 4, "zex_report_t.debug_level at 4");
@@ -120,6 +136,9 @@ ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, local_id) == 80, "zex_report_t.loca
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, frame_count) == 104, "zex_report_t.frame_count at 104");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, abi_version) == 108, "zex_report_t.abi_version at 108");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, frames) == 112, "zex_report_t.frames at 112");
-ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, reserved) == 496, "zex_report_t.reserved at 496");
+ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, values) == 496, "zex_report_t.values at 496");
+ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, value_count) == 512, "zex_report_t.value_count at 512");
+ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, value_kind) == 516, "zex_report_t.value_kind at 516");
+ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, reserved) == 520, "zex_report_t.reserved at 520");
 
 #endif /* ZEX_ABI_H */

@@ -22,6 +22,13 @@ struct Frame {
   uint32_t line = 0;
 };
 
+/// Where on the host a kernel was launched: the caller of Stream::launch.
+struct SourceLocation {
+  std::string file;  ///< as the compiler spelled it (__builtin_FILE(): often an absolute path)
+  uint32_t line = 0;
+  bool operator==(const SourceLocation& o) const { return line == o.line && file == o.file; }
+};
+
 /// Everything a decoded report says, before it becomes an exception. Public so that runtimes that
 /// check slots themselves (SlabPool::check) and tests can build a KernelException from parts.
 struct KernelExceptionInfo {
@@ -36,6 +43,14 @@ struct KernelExceptionInfo {
   /// The report's ABI version. Anything else than ZEX_ABI_VERSION means the report was written by a
   /// device library this zex does not know, and nothing past the version was interpreted.
   uint32_t abi_version = ZEX_ABI_VERSION;
+  /// Operand values the throw recorded (level >= 1, ABI version 2), e.g. {index, length}; at most 2.
+  std::vector<uint64_t> values;
+  uint32_t value_kind = ZEX_VALUES_PLAIN;  ///< ZEX_VALUES_*: how the message labels the values
+  /// Work-items that threw since the stream's report was last reset (level >= 1; 1 at level 0,
+  /// where nothing is counted).
+  uint64_t thrower_count = 1;
+  /// The host line that launched the kernel (zex::Stream launches; nullopt on SlabPool::check).
+  std::optional<SourceLocation> launch_site;
 };
 
 /// The language a message speaks to: its fix-it hints name the caller's way of choosing a debug
@@ -87,6 +102,16 @@ class KernelException : public std::runtime_error, public Error {
   /// The ABI version of the report (ZEX_ABI_VERSION unless the report came from an unknown device
   /// library, in which case only the kernel and device names are meaningful).
   uint32_t abi_version() const noexcept { return info_.abi_version; }
+  /// Operand values the throw recorded (ZEX_CHECK_BOUNDS: {index, length}; ZEX_THROW_VALUES: {a, b});
+  /// empty when none were recorded (level 0, a throw without values, a version-1 report).
+  const std::vector<uint64_t>& values() const noexcept { return info_.values; }
+  /// How many work-items threw (at least 1): counted on the device from level 1 up, over the launch
+  /// that threw and any later launch of the stream before the report was read (docs/integration.md).
+  /// The report shown is the first to claim it. Always 1 at level 0.
+  uint64_t thrower_count() const noexcept { return info_.thrower_count; }
+  /// The file and line of the Stream::launch call whose kernel threw; nullopt when unknown (an
+  /// exception raised by SlabPool::check).
+  const std::optional<SourceLocation>& launch_site() const noexcept { return info_.launch_site; }
   /// All of the above in one struct.
   const KernelExceptionInfo& info() const noexcept { return info_; }
   const char* message() const noexcept override { return what(); }

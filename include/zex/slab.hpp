@@ -31,7 +31,7 @@ struct KnownStrings;  // detail/decoder.hpp
 /// One stream's report and claim word. A plain value: whoever acquired it releases it.
 struct Slot {
   zex_report_t* report = nullptr;  ///< host USM; the device writes it, the host reads it
-  uint32_t* claim = nullptr;       ///< device USM; never dereference on the host
+  uint32_t* claim = nullptr;       ///< device USM (ZEX_CLAIM_BYTES: claim word, thrower count); never dereference on the host
   uint32_t index = UINT32_MAX;     ///< position in the pool
   explicit operator bool() const noexcept { return report != nullptr; }
 };
@@ -48,8 +48,9 @@ struct Slot {
 class SlabPool {
  public:
   static constexpr uint32_t kSlotsPerSlab = 256;
-  /// USM bytes one slot (one stream) costs: its report plus its claim word.
-  static constexpr size_t kBytesPerSlot = sizeof(zex_report_t) + sizeof(uint32_t);
+  /// USM bytes one slot (one stream) costs: its report plus its claim area (claim word and thrower
+  /// count, ZEX_CLAIM_BYTES).
+  static constexpr size_t kBytesPerSlot = sizeof(zex_report_t) + ZEX_CLAIM_BYTES;
 
   /// Names the kernel of a launch id, for the exception's message; `ctx` is the caller's.
   using KernelNameFn = std::string (*)(const void* ctx, uint64_t launch_id);
@@ -85,7 +86,7 @@ class SlabPool {
     return __atomic_load_n(&s.report->status, __ATOMIC_ACQUIRE) != ZEX_STATUS_NONE;
   }
 
-  /// Appends the reset of `s`'s claim word (a 4-byte fill with 0) to `list`, which may be any
+  /// Appends the reset of `s`'s claim word and thrower count (a ZEX_CLAIM_BYTES fill with 0) to `list`, which may be any
   /// command list of this device (regular or immediate). The fill signals `signal` if given and
   /// waits for `wait` if given, so that a runtime can order later launches after it. Call it once
   /// after reading a report, before the next launch that uses the slot; check() does it for you.

@@ -67,6 +67,61 @@ struct LaunchConfig {
   int debug_level = -1;
 };
 
+/// The LaunchConfig parameter of Stream::launch, with the host line of the call: implicitly built from
+/// a LaunchConfig, or from the braced form a LaunchConfig takes (`{{n}, {64}}`, `{g, b, 2}`), its
+/// default arguments are evaluated at the caller's line, so `stream.launch(k, cfg, ...)` records where
+/// it was called without changing how it is called (C++17 has no std::source_location). The file is a
+/// string literal of static storage, so recording it allocates nothing.
+struct LaunchAt {
+  LaunchConfig cfg;
+  const char* file;
+  uint32_t line;
+  LaunchAt(const LaunchConfig& c, const char* f = __builtin_FILE(),  // NOLINT: implicit on purpose
+           uint32_t l = __builtin_LINE()) noexcept
+      : cfg(c), file(f), line(l) {}
+  /// The braced forms of a LaunchConfig: groups, group size and (optionally) the debug level.
+  LaunchAt(Dim3 groups, Dim3 group_size, int debug_level = -1,  // NOLINT: implicit on purpose
+           const char* f = __builtin_FILE(), uint32_t l = __builtin_LINE()) noexcept
+      : cfg{groups, group_size, debug_level}, file(f), line(l) {}
+};
+
+class Stream;
+
+namespace detail {
+// What a zex::Event shares with its stream: the event (its own one-event pool), the launch id of the
+// mark, and the stream to raise through while the stream lives (src/stream.cpp).
+struct EventState;
+}  // namespace detail
+
+/// A mark in a stream's launches (Stream::record()): waiting on it waits for every launch recorded
+/// before it. A cheap handle (copies share the mark). Waits on any thread; raising a launch's
+/// exception is a use of the stream (one thread at a time, as for the stream's own calls).
+class Event {
+ public:
+  Event() noexcept = default;
+  /// Waits until every launch before the mark has finished. If one of them threw and the exception
+  /// has not been raised yet (by Stream::synchronize or another wait), raises it here, exactly as
+  /// Stream::synchronize() would have, and resets the stream's report: each exception is raised once,
+  /// by whichever wait sees it first. A throw from a launch after the mark is left to later waits.
+  /// Once the stream is destroyed, only waits.
+  /// @throws KernelException; ZeError if the wait fails; std::logic_error on an empty Event, or if
+  ///         it must raise while another thread uses the stream
+  void synchronize();
+  /// True if every launch before the mark has finished, without waiting or raising.
+  /// @throws ZeError if the query fails; std::logic_error on an empty Event
+  bool ready() const;
+  /// The Level Zero event the mark signals (for interop: wait on it with your own commands).
+  ze_event_handle_t handle() const noexcept;
+  /// The first launch id after the mark (launches with smaller ids are before it).
+  uint64_t mark_launch_id() const noexcept;
+  explicit operator bool() const noexcept { return static_cast<bool>(s_); }
+
+ private:
+  friend class Stream;
+  explicit Event(std::shared_ptr<detail::EventState> s) noexcept : s_(std::move(s)) {}
+  std::shared_ptr<detail::EventState> s_;
+};
+
 /// A __local (work-group local memory) kernel argument of `bytes` bytes: pass zex::local(n).
 struct LocalMemory {
   size_t bytes;
@@ -183,8 +238,12 @@ class Stream {
   ///         kernel, the argument and both types; wrong argument count, naming the kernel and the counts; bad
   ///         debug level or ZEX_DEBUG_LEVEL; a zero in groups or group_size; 2^64 work-items or more); ZeError (build failure
   ///         with the build log, a rejected argument, a failed append)
+  ///
+  /// The call's file and line are recorded with the launch (LaunchAt, from the LaunchConfig) and shown
+  /// by the KernelException of a throw in it (launch_site()).
   template <class... Args>
-  void launch(const Kernel& kernel, const LaunchConfig& cfg, const Args&... args) {
+  void launch(const Kernel& kernel, LaunchAt at, const Args&... args) {
+    const LaunchConfig& cfg = at.cfg;
     Impl& s = live();
     Impl::Use use(s);
     const int level = s.level_for(cfg.debug_level);
@@ -192,50 +251,29 @@ class Stream {
     detail::LockGuard lock(ks.mu);
     Kernel::Level& l = ks.at(level);
     constexpr size_t n = sizeof...(Args);
-    if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
-      detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
-    const Dim3& g = cfg.groups;
-    const Dim3& b = cfg.group_size;
-    if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
-      detail::throw_zero_extent(*ks.name);
-    // The device ABI counts work-items in 64 bits (global ids, and which work-item claimed the
-    // report): a launch of 2^64 or more (up to 2^96 fit in a Dim3 pair) is refused, not truncated.
-    // Each per-dimension product is below 2^64; two overflow-checked multiplies cover the rest.
-    uint64_t items;
-    if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
-                             __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
-                         0))
-      detail::throw_too_many_work_items(*ks.name, g, b);
-    if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
+    check_launch(ks, l, n, cfg);
     // param_kinds has num_args (= n + 1) entries once the level exists (Kernel::State::create).
     const uint8_t* kinds = ks.param_kinds.data();
     (void)kinds;
     uint32_t i = 0;
     (void)i;
     ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
-    const uint64_t id = s.next_id;
-    const zex_state_t state = SlabPool::state(s.slot, id);
-    detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, detail::param_kind::kOther, *ks.name);
-    // A launch of another kernel or level than the last starts a run (reserved before the append, so
-    // that recording it after cannot fail).
-    const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level;
-    if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
-    const ze_group_count_t groups{g.x, g.y, g.z};
-    Impl::Command c;
-    s.begin_command(c);
-    ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, c.signal, c.num_waits, c.waits);
-    if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
-    s.end_command();
-    ++s.next_id;
-    if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_});
+    append_launch(s, kernel, ks, l, level, static_cast<uint32_t>(n), cfg.groups, at.file, at.line);
   }
 
   /// launch() with arguments known only at run time (language bindings, the C API): `count`
   /// arguments, each passed as its bytes; the scalar type check of launch() cannot apply (there are
   /// no C++ types), so the driver's size check is the only one. The argument count, debug level and
   /// extents are checked as by launch(). Compiled (src/stream.cpp).
+  ///
+  /// `file` and `line` are the launch site a throw reports (KernelException::launch_site()): the
+  /// binding's caller, e.g. the C program's __FILE__/__LINE__ or the Python caller's frame; null for
+  /// none. The pointer is kept, not copied, until the stream has synchronized past the launch (a
+  /// launch from the same pointer and line as the last extends its run): pass a string literal or one
+  /// that lives at least that long.
   /// @throws InvalidArgument, ZeError as launch()
-  void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t count);
+  void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t count,
+                   const char* file = nullptr, uint32_t line = 0);
 
   /// Waits for everything launched so far (one host wait). If a work-item threw, decodes the
   /// report of the first launch that threw, appends the claim word's reset, clears the report, and
@@ -293,6 +331,18 @@ class Stream {
     s.user_waits.push_back(event);
   }
 
+  /// Marks the stream's position: the returned Event is signalled once every launch so far has
+  /// finished, and its synchronize() raises a throw of those launches (Event::synchronize). One
+  /// barrier appended; the event comes from its own one-event pool (cold: not per launch).
+  /// @throws ZeError if the event cannot be created or the barrier appended
+  Event record();
+
+  /// Makes every later command of this stream wait for `event` (recorded on any stream, usually
+  /// another): ordering only, nothing is raised here; the recording stream's exception stays with
+  /// that stream's waits. Appends nothing; the stream keeps the event alive until it has waited past it.
+  /// @throws std::logic_error on an empty Event; std::bad_alloc
+  void wait(const Event& event);
+
   /// Signals `event` once everything launched on the stream so far has finished: one barrier appended
   /// (which also carries any event given to wait()). For ordering the runtime's own work after the
   /// stream's.
@@ -340,6 +390,8 @@ class Stream {
       uint64_t first_id;
       int level;
       std::shared_ptr<Kernel::State> kernel;
+      const char* file;  // the launch site (LaunchAt): a string literal, compared by address
+      uint32_t line;
     };
     // The signal and waits of the next appended command.
     struct Command {
@@ -371,6 +423,8 @@ class Stream {
     std::vector<Run> runs;
     std::vector<ze_event_handle_t> user_waits;  // from wait(): joins the next command
     std::vector<ze_event_handle_t> wait_buf;    // that command's wait list, when it has them
+    std::vector<std::shared_ptr<detail::EventState>> held;  // Events wait() joined: alive until waited past
+    std::shared_ptr<void*> link;  // what this stream's Events hold: points here until the destructor
 
     explicit Impl(const Device& d);
     Impl(const Impl&) = delete;
@@ -442,6 +496,7 @@ class Stream {
 
     // Everything has finished: raise if a work-item threw, else forget the runs.
     void after_wait() {
+      if (__builtin_expect(!held.empty(), 0) && user_waits.empty()) held.clear();
       if (__builtin_expect(SlabPool::thrown(slot), 0)) raise();
       if (!runs.empty()) runs.clear();
     }
@@ -472,8 +527,13 @@ class Stream {
 
     const Run* find(uint64_t id) const;
 
-    [[noreturn]] void raise();
+    // Raises the pending exception; `all_done`: every launch has finished (synchronize), else an
+    // Event's wait (later launches may still run, so their runs are kept).
+    [[noreturn]] void raise(bool all_done = true);
+    // Event::synchronize: raises if a launch before `mark` threw and nobody raised it yet.
+    void raise_before(uint64_t mark);
   };
+  friend class Event;
 
   Impl& live() const {
     if (__builtin_expect(!s_, 0)) throw_moved_from();
@@ -481,6 +541,50 @@ class Stream {
   }
   [[noreturn]] static void throw_moved_from();
   [[noreturn]] static void throw_null_event(const char* what);
+
+  // What launch() and launch_args() share around setting the arguments, inline in both (launch()'s
+  // hot path stays in its caller). Before: the argument count, the extents, the group size.
+  __attribute__((always_inline)) static void check_launch(Kernel::State& ks, Kernel::Level& l, size_t n,
+                                                          const LaunchConfig& cfg) {
+    if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
+      detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
+    const Dim3& g = cfg.groups;
+    const Dim3& b = cfg.group_size;
+    if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
+      detail::throw_zero_extent(*ks.name);
+    // The device ABI counts work-items in 64 bits (global ids, and which work-item claimed the
+    // report): a launch of 2^64 or more (up to 2^96 fit in a Dim3 pair) is refused, not truncated.
+    // Each per-dimension product is below 2^64; two overflow-checked multiplies cover the rest.
+    uint64_t items;
+    if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
+                             __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
+                         0))
+      detail::throw_too_many_work_items(*ks.name, g, b);
+    if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
+  }
+
+  // After the `n` arguments are set: the stream's zex_state_t as argument n, the append, the run.
+  __attribute__((always_inline)) static void append_launch(Impl& s, const Kernel& kernel, Kernel::State& ks,
+                                                           Kernel::Level& l, int level, uint32_t n, const Dim3& g,
+                                                           const char* file, uint32_t line) {
+    const uint64_t id = s.next_id;
+    const zex_state_t state = SlabPool::state(s.slot, id);
+    detail::set_arg(l.kernel, n, state, detail::param_kind::kOther, *ks.name);
+    // A launch of another kernel or level than the last, or from another line, starts a run (reserved
+    // before the append, so that recording it after cannot fail). A loop launching from one line stays
+    // one run: the site costs two compares and no allocation per launch.
+    const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level ||
+                         s.runs.back().file != file || s.runs.back().line != line;
+    if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
+    const ze_group_count_t groups{g.x, g.y, g.z};
+    Impl::Command c;
+    s.begin_command(c);
+    ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, c.signal, c.num_waits, c.waits);
+    if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
+    s.end_command();
+    ++s.next_id;
+    if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_, file, line});
+  }
 
   static void set_group_size(Kernel::Level& l, const Dim3& g, const std::string& name) {
     ze_result_t r = zeKernelSetGroupSize(l.kernel, g.x, g.y, g.z);

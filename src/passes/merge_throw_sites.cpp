@@ -151,6 +151,10 @@ class Merger {
 
     std::set<uint32_t> removed;
     std::map<uint32_t, std::vector<Block>> made;
+    // Two-block regions (a report call and its frame/signal block) first: they take the report calls
+    // with them, and a single-block group of their B blocks must not take those first.
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const auto& a, const auto& b) { return (a.first[0] == 2) > (b.first[0] == 2); });
     for (auto& group : groups) {
       std::vector<uint32_t> labels;
       for (uint32_t l : group.second)
@@ -328,6 +332,14 @@ class Merger {
     if (pred_set.size() != edges.size()) return;
     for (uint32_t p : pred_set)
       if (members.count(p)) return;
+    // One merge per block: a group whose blocks or predecessors another merge already took is left
+    // alone. Otherwise a group of single-block regions (the B blocks, all alike) merged first would
+    // keep OpPhi edges from A blocks that a later group (A+B regions of another shape, e.g. throws
+    // with and without values) removes.
+    for (uint32_t m : members)
+      if (touched_.count(m)) return;
+    for (uint32_t p : pred_set)
+      if (touched_.count(p)) return;
     const std::set<uint32_t> a_side(labels.begin(), labels.end());
     if (has_exit) {
       if (!exit_phis_agree(exit_label, a_side, b_side)) return;
@@ -409,7 +421,9 @@ class Merger {
     for (uint32_t m : members) {
       removed.insert(m);
       dead_.insert(m);
+      touched_.insert(m);
     }
+    touched_.insert(pred_set.begin(), pred_set.end());
     for (uint32_t l : labels)
       for (const Instruction& i : info[l].seq)
         if (i.result_id) dead_.insert(i.result_id);
@@ -423,6 +437,7 @@ class Merger {
   std::set<uint32_t>& dead_;
   std::vector<Block> blocks_;
   std::map<uint32_t, uint32_t> uses_;
+  std::set<uint32_t> touched_;  // members and predecessors of the groups merged so far
   std::map<uint32_t, std::vector<uint32_t>> preds_;
   std::map<uint32_t, size_t> index_;
 };

@@ -249,12 +249,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_string(f.function);
     check_string(f.file);
   }
-  if (r.abi_version != ZEX_ABI_VERSION)  // an unknown layout is not interpreted past the version
-    FUZZ_CHECK(d.name.empty() && d.reason.empty() && d.frames.empty());
+  if (!zex::detail::known_abi_version(r.abi_version))  // an unknown layout is not interpreted past the version
+    FUZZ_CHECK(d.name.empty() && d.reason.empty() && d.frames.empty() && d.value_count == 0);
+  FUZZ_CHECK(d.value_count <= ZEX_MAX_VALUES);
+  if (r.abi_version == 1) FUZZ_CHECK(d.value_count == 0);  // version 1 has no values, whatever its bytes
 
   const zex::KernelExceptionInfo info = zex::detail::exception_info(d, "fuzz_kernel", "fuzz device", launch_level);
   FUZZ_CHECK(info.debug_level >= 0 && info.debug_level <= 2);
   FUZZ_CHECK(info.frames.size() <= ZEX_MAX_FRAMES);
+  FUZZ_CHECK(info.values.size() <= ZEX_MAX_VALUES);
+  FUZZ_CHECK(info.thrower_count >= 1);
 
   const zex::KernelException e(info);
   // The message is the decoded strings plus zex's own text, whose only control byte is the newline.

@@ -79,3 +79,21 @@ __kernel void scalars(__global float* f_out, __global ulong* u_out, float f, uin
   u_out[1] = l;
   u_out[2] = c;
 }
+
+// Work-items below `limit` throw with two values (ZEX_THROW_VALUES): exactly `limit` of them throw.
+__kernel void throw_below(__global int* out, uint limit, zex_state_t zex) {
+  size_t i = get_global_id(0);
+  if (i < limit) ZEX_THROW_VALUES(zex, "LimitError", "below the limit", i, limit);  // LINE:throw_below
+  out[i] = 1;
+}
+
+// Work-item `at` throws one value (ZEX_THROW_VALUE), the largest a value can be.
+__kernel void throw_value(uint at, zex_state_t zex) {
+  if (get_global_id(0) == at) ZEX_THROW_VALUE(zex, "ValueError", "one value", ~0ul);
+}
+
+// dst[0] = src[0]: reads what earlier launches (of any stream) wrote, for ordering tests.
+__kernel void copy_word(__global uint* dst, __global const uint* src, zex_state_t zex) {
+  (void)zex;
+  dst[0] = src[0];
+}

@@ -30,7 +30,7 @@ std::vector<char> readFile(const std::string& path) {
 }
 
 int checkAbi() {
-  static_assert(sizeof(zex_state_t) == 24 && sizeof(zex_report_t) == 512, "installed abi.h");
+  static_assert(sizeof(zex_state_t) == 24 && sizeof(zex_report_t) == 528, "installed abi.h");
   std::vector<char> spv = readFile(ZEX_CONSUMER_DEVICE_SPV);
   uint32_t magic = 0;
   if (spv.size() < 20)

@@ -6,7 +6,7 @@
 int main(void) {
   zex_report_t report = {0};
   report.status = ZEX_STATUS_THROWN;
-  if (sizeof report != 512 || offsetof(zex_report_t, frames) != 112 || report.status != 1u) {
+  if (sizeof report != 528 || offsetof(zex_report_t, frames) != 112 || report.status != 1u) {
     fprintf(stderr, "zex/abi.h from C: unexpected layout\n");
     return 1;
   }

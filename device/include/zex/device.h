@@ -9,7 +9,7 @@
  *   }
  *
  * The kernel's module is linked with the zex device library (zex_device.spv), which defines the
- * three entry points declared here; zex::Module does that link. */
+ * four entry points declared here; zex::Module does that link. */
 #ifndef ZEX_DEVICE_H
 #define ZEX_DEVICE_H
 
@@ -23,6 +23,11 @@
    now owns the report, 0 if another one does (then it wrote nothing). name and reason are recorded by
    address at debug level >= 1, ids at level 2. */
 int zex_report_exception(zex_state_t zex, __constant char* name, __constant char* reason);
+
+/* zex_report_exception plus up to ZEX_MAX_VALUES operand values (ABI version 2), recorded from level 1
+   up; `kind` (ZEX_VALUES_*) tells the host how to label them. */
+int zex_report_exception_values(zex_state_t zex, __constant char* name, __constant char* reason, uint count,
+                                uint kind, ulong a, ulong b);
 
 /* Level 2, claimant only: records frame [index + 1] (function, file, line). index >= 16 is ignored. */
 void zex_report_frame(zex_state_t zex, uint index, __constant char* function, __constant char* file,
@@ -40,21 +45,36 @@ void zex_signal_exception(zex_state_t zex);
    helper function cannot declare the __constant (program-scope) struct it would need. */
 /* Work-items that lose the claim skip the other two calls (they would be no-ops for them, after an
    atomic read of the claim word each). */
-#define ZEX_THROW(zex, name, reason)                                           \
+/* ZEX_THROW that also records operand values (level >= 1), printed by the host as "values a, b";
+   ZEX_THROW_VALUE records one. Values are converted to 64 bits (ulong) and printed unsigned. */
+#define ZEX_THROW_VALUES_KIND(zex, name, reason, count, kind, a, b)            \
   do {                                                                         \
-    if (zex_report_exception((zex), (name), (reason))) {                       \
+    if (zex_report_exception_values((zex), (name), (reason), (count), (kind),  \
+                                    (ulong)(a), (ulong)(b))) {                 \
       zex_report_frame((zex), 0u, (__constant char*)__func__, __FILE__,         \
                        (uint)__LINE__);                                        \
       zex_signal_exception((zex));                                             \
     }                                                                          \
     return;                                                                    \
   } while (0)
+/* Every macro calls the one entry point zex_report_exception_values (a throw without values passes a
+   count of 0), so that all throw sites of a function have the same shape and zex's merge pass can
+   share one cold region between them (docs/spirv-passes.md); zex_report_exception stays for
+   compilers that record no values. */
+#define ZEX_THROW(zex, name, reason)                                           \
+  ZEX_THROW_VALUES_KIND((zex), (name), (reason), 0u, ZEX_VALUES_PLAIN, 0, 0)
+#define ZEX_THROW_VALUES(zex, name, reason, a, b)                              \
+  ZEX_THROW_VALUES_KIND((zex), (name), (reason), 2u, ZEX_VALUES_PLAIN, (a), (b))
+#define ZEX_THROW_VALUE(zex, name, reason, a)                                  \
+  ZEX_THROW_VALUES_KIND((zex), (name), (reason), 1u, ZEX_VALUES_PLAIN, (a), 0)
 
-/* The condition is expected to hold: the throw is the cold path. */
+/* The condition is expected to hold: the throw is the cold path. Records i and n, printed as
+   "index i, length n". */
 #define ZEX_CHECK_BOUNDS(zex, i, n)                                            \
   do {                                                                         \
     if (__builtin_expect(!((i) < (n)), 0))                                     \
-      ZEX_THROW((zex), "BoundsError", "Out-of-bounds array access");           \
+      ZEX_THROW_VALUES_KIND((zex), "BoundsError", "Out-of-bounds array access", \
+                            2u, ZEX_VALUES_BOUNDS, (i), (n));                  \
   } while (0)
 
 #endif /* ZEX_DEVICE_H */

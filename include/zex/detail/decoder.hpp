@@ -105,7 +105,16 @@ struct DecodedReport {
   std::array<uint64_t, 3> global_id{}, group_id{}, local_id{};
   uint32_t frame_count = 0;  // clamped to ZEX_MAX_FRAMES
   std::vector<Frame> frames;
+  uint32_t value_count = 0;  // clamped to ZEX_MAX_VALUES; 0 for a version-1 report
+  uint32_t value_kind = ZEX_VALUES_PLAIN;
+  std::array<uint64_t, ZEX_MAX_VALUES> values{};
+  uint64_t thrower_count = 0;  // read from device memory by SlabPool (0: not read or not counted)
 };
+
+/// True if this host reads reports of `version` (ZEX_ABI_VERSION_MIN .. ZEX_ABI_VERSION).
+inline bool known_abi_version(uint32_t version) noexcept {
+  return version >= ZEX_ABI_VERSION_MIN && version <= ZEX_ABI_VERSION;
+}
 
 /// Decodes `r` (a host copy of the report), reading strings from `known` where it holds them and
 /// through `mem` otherwise. Never throws on hostile content (only std::bad_alloc).
@@ -115,7 +124,14 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, con
   d.debug_level = r.debug_level;
   d.abi_version = r.abi_version;
   d.launch_id = r.launch_id;
-  if (r.abi_version != ZEX_ABI_VERSION) return d;  // the layout past the version is unknown
+  if (!known_abi_version(r.abi_version)) return d;  // the layout past the version is unknown
+  // Version 1 had reserved bytes where version 2 keeps values: a version-1 report never has any,
+  // whatever those bytes hold.
+  if (r.abi_version >= 2) {
+    d.value_count = std::min<uint32_t>(r.value_count, ZEX_MAX_VALUES);
+    d.value_kind = r.value_kind;
+    for (uint32_t i = 0; i < d.value_count; ++i) d.values[i] = r.values[i];
+  }
   for (int i = 0; i < 3; ++i) {
     d.global_id[i] = r.global_id[i];
     d.group_id[i] = r.group_id[i];
@@ -191,7 +207,7 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, con
 inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_name,
                                           std::string device_name, int launch_level) {
   KernelExceptionInfo e;
-  const bool known = d.abi_version == ZEX_ABI_VERSION;
+  const bool known = known_abi_version(d.abi_version);
   int level = known && d.debug_level <= 2 ? static_cast<int>(d.debug_level) : launch_level;
   if (level < 0 || level > 2) level = 1;
   e.debug_level = level;
@@ -203,6 +219,10 @@ inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_na
   if (level >= 1) {
     e.name = std::move(d.name);
     e.reason = std::move(d.reason);
+    e.values.assign(d.values.begin(), d.values.begin() + d.value_count);
+    e.value_kind = d.value_kind;
+    // The claimant counted itself: a count of 0 (not read, or a hostile or version-1 device) is 1.
+    e.thrower_count = d.thrower_count == 0 ? 1 : d.thrower_count;
   }
   if (level >= 2) {
     e.global_id = d.global_id;

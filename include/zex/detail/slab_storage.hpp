@@ -57,7 +57,8 @@ class SlabStorage {
 
   Slot slot_at(uint32_t i) const {
     const Slab& s = slabs_[i / kSlotsPerSlab];
-    return Slot{s.reports + i % kSlotsPerSlab, s.claims + i % kSlotsPerSlab, i};
+    // Each slot's claim area is ZEX_CLAIM_BYTES: the claim word, then the thrower count (abi.h).
+    return Slot{s.reports + i % kSlotsPerSlab, s.claims + (i % kSlotsPerSlab) * (ZEX_CLAIM_BYTES / sizeof(uint32_t)), i};
   }
 
   void grow(HelperList& helper) {
@@ -68,7 +69,7 @@ class SlabStorage {
     std::memset(reports, 0, kSlotsPerSlab * sizeof(zex_report_t));
     ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
     void* claims = nullptr;
-    ze_result_t r = zeMemAllocDevice(ctx_, &dd, kSlotsPerSlab * sizeof(uint32_t), 64, dev_, &claims);
+    ze_result_t r = zeMemAllocDevice(ctx_, &dd, kSlotsPerSlab * ZEX_CLAIM_BYTES, 64, dev_, &claims);
     if (r != ZE_RESULT_SUCCESS) {
       zeMemFree(ctx_, reports);
       throw_ze_error(r, "zeMemAllocDevice", "allocating a slab of zex claim words");
@@ -78,7 +79,7 @@ class SlabStorage {
     ze_command_list_handle_t list = nullptr;
     try {
       list = helper.list();
-      check(zeCommandListAppendMemoryFill(list, claims, &zero, sizeof zero, kSlotsPerSlab * sizeof(uint32_t),
+      check(zeCommandListAppendMemoryFill(list, claims, &zero, sizeof zero, kSlotsPerSlab * ZEX_CLAIM_BYTES,
                                           nullptr, 0, nullptr),
             "zeCommandListAppendMemoryFill", "zeroing a slab of zex claim words");
     } catch (...) {
