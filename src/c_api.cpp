@@ -4,6 +4,8 @@
 // script (zex_c.map) exports the zex_* names and nothing else: the C++ library inside, SPIRV-Tools and
 // the standard library's inline code stay private, so a C program or a Python process can load it next
 // to any other C++ code.
+// The function zex_stream_launch is defined here: not the macro that makes callers' calls record their line.
+#define ZEX_NO_LAUNCH_SITE
 #include <zex/zex.h>
 #include <zex/zex.hpp>
 
@@ -40,6 +42,11 @@ struct zex_kernel_s {
 
 struct zex_stream_s {
   zex::Stream s;
+};
+
+struct zex_event_s {
+  zex::Device dev;  // keeps the context's state alive: the event may outlive its context handle
+  zex::Event ev;    // destroyed first (it waits for its mark, then frees its pool)
 };
 
 struct zex_exception_s {
@@ -300,12 +307,13 @@ zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out) {
 
 void zex_stream_destroy(zex_stream_t stream) { delete stream; }  // ~Stream never throws
 
-zex_result_t zex_stream_launch(zex_stream_t stream, zex_kernel_t kernel, const zex_launch_config_t* config,
-                               uint32_t num_args, const zex_arg_t* args) {
-  ZEX_REQUIRE(stream);
-  ZEX_REQUIRE(kernel);
-  ZEX_REQUIRE(config);
-  if (num_args != 0 && args == nullptr) return null_argument(__func__, "args");
+static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel_t kernel,
+                           const zex_launch_config_t* config, uint32_t num_args, const zex_arg_t* args,
+                           const char* file, uint32_t line) {
+  if (__builtin_expect(stream == nullptr, 0)) return null_argument(function, "stream");
+  if (__builtin_expect(kernel == nullptr, 0)) return null_argument(function, "kernel");
+  if (__builtin_expect(config == nullptr, 0)) return null_argument(function, "config");
+  if (num_args != 0 && args == nullptr) return null_argument(function, "args");
   return guard([&] {
     // The C++ launch checks these too, but its messages name LaunchConfig; a C caller reads the
     // names of its own struct.
@@ -343,9 +351,19 @@ zex_result_t zex_stream_launch(zex_stream_t stream, zex_kernel_t kernel, const z
       a = large.data();
     }
     for (uint32_t i = 0; i < num_args; ++i) a[i] = zex::KernelArg{args[i].size, args[i].value};
-    stream->s.launch_args(kernel->k, cfg, a, num_args);
+    stream->s.launch_args(kernel->k, cfg, a, num_args, file, line);
     return ZEX_SUCCESS;
   });
+}
+
+zex_result_t zex_stream_launch(zex_stream_t stream, zex_kernel_t kernel, const zex_launch_config_t* config,
+                               uint32_t num_args, const zex_arg_t* args) {
+  return launch(__func__, stream, kernel, config, num_args, args, nullptr, 0);
+}
+
+zex_result_t zex_stream_launch_at(zex_stream_t stream, zex_kernel_t kernel, const zex_launch_config_t* config,
+                                  uint32_t num_args, const zex_arg_t* args, const char* file, uint32_t line) {
+  return launch(__func__, stream, kernel, config, num_args, args, file, line);
 }
 
 zex_result_t zex_stream_synchronize(zex_stream_t stream, zex_exception_t* exception_out) {
@@ -377,6 +395,57 @@ zex_result_t zex_stream_synchronize_for(zex_stream_t stream, uint64_t timeout_ns
     return ZEX_SUCCESS;
   });
 }
+
+// ---- events ----------------------------------------------------------------------------------------------
+
+zex_result_t zex_stream_record(zex_stream_t stream, zex_event_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(stream);
+  return guard([&] {
+    auto e = std::make_unique<zex_event_s>();
+    e->dev = stream->s.device();
+    e->ev = stream->s.record();
+    *out = e.release();
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_event_synchronize(zex_event_t event, zex_exception_t* exception_out) {
+  if (exception_out) *exception_out = nullptr;
+  ZEX_REQUIRE(event);
+  return guard([&] {
+    try {
+      event->ev.synchronize();
+    } catch (const zex::KernelException& e) {
+      return kernel_exception(e.info(), exception_out);
+    }
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_event_ready(zex_event_t event, int* ready_out) {
+  ZEX_REQUIRE(ready_out);
+  *ready_out = 0;
+  ZEX_REQUIRE(event);
+  return guard([&] {
+    *ready_out = event->ev.ready() ? 1 : 0;
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_stream_wait_event(zex_stream_t stream, zex_event_t event) {
+  ZEX_REQUIRE(stream);
+  ZEX_REQUIRE(event);
+  return guard([&] {
+    stream->s.wait(event->ev);
+    return ZEX_SUCCESS;
+  });
+}
+
+ze_event_handle_t zex_event_handle(zex_event_t event) { return event ? event->ev.handle() : nullptr; }
+
+void zex_event_destroy(zex_event_t event) { delete event; }  // ~EventState waits for the mark; never throws
 
 // ---- kernel exceptions -----------------------------------------------------------------------------------
 
@@ -416,6 +485,23 @@ int zex_exception_frame(zex_exception_t e, uint32_t i, const char** function, co
   if (function) *function = f.function.c_str();
   if (file) *file = f.file.c_str();
   if (line) *line = f.line;
+  return 1;
+}
+
+uint32_t zex_exception_values(zex_exception_t e, uint64_t* out, uint32_t capacity) {
+  if (!e) return 0;
+  const std::vector<uint64_t>& v = e->info.values;
+  if (out)
+    for (size_t i = 0; i < v.size() && i < capacity; ++i) out[i] = v[i];
+  return static_cast<uint32_t>(v.size());
+}
+
+uint64_t zex_exception_thrower_count(zex_exception_t e) { return e ? e->info.thrower_count : 0; }
+
+int zex_exception_launch_site(zex_exception_t e, const char** file, uint32_t* line) {
+  if (!e || !e->info.launch_site) return 0;
+  if (file) *file = e->info.launch_site->file.c_str();
+  if (line) *line = e->info.launch_site->line;
   return 1;
 }
 

@@ -322,45 +322,22 @@ Stream::Stream(Stream&&) noexcept = default;
 Stream& Stream::operator=(Stream&&) noexcept = default;
 Stream::~Stream() = default;
 
-void Stream::launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t n) {
-  // launch()'s steps with a loop instead of a pack; keep the two in step.
+void Stream::launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t n,
+                         const char* file, uint32_t line) {
+  // launch()'s steps (check_launch, append_launch) with a loop instead of a pack.
   Impl& s = live();
   Impl::Use use(s);
   const int level = s.level_for(cfg.debug_level);
   Kernel::State& ks = kernel.live();
   detail::LockGuard lock(ks.mu);
   Kernel::Level& l = ks.at(level);
-  if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
-    detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
-  const Dim3& g = cfg.groups;
-  const Dim3& b = cfg.group_size;
-  if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
-    detail::throw_zero_extent(*ks.name);
-  uint64_t items;
-  if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
-                           __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
-                       0))
-    detail::throw_too_many_work_items(*ks.name, g, b);
-  if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
+  check_launch(ks, l, n, cfg);
   for (uint32_t i = 0; i < n; ++i) {
     ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
     if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
   }
-  const uint64_t id = s.next_id;
-  const zex_state_t state = SlabPool::state(s.slot, id);
-  detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, detail::param_kind::kOther, *ks.name);
-  // No launch site: the caller is a binding whose own line would mislead (a run with a null file).
-  const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level ||
-                       s.runs.back().file != nullptr;
-  if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
-  const ze_group_count_t groups{g.x, g.y, g.z};
-  Impl::Command c;
-  s.begin_command(c);
-  ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, c.signal, c.num_waits, c.waits);
-  if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
-  s.end_command();
-  ++s.next_id;
-  if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_, nullptr, 0});
+  // A null file: no launch site (a binding whose caller is unknown; its own line would mislead).
+  append_launch(s, kernel, ks, l, level, static_cast<uint32_t>(n), cfg.groups, file, file ? line : 0);
 }
 
 void Stream::Impl::throw_concurrent_use() {

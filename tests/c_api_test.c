@@ -196,6 +196,143 @@ static void test_devices(Env* e) {
   CHECK(strcmp(zex_last_error_message(), "") == 0);
 }
 
+/* Issue 8 in the C API: operand values, the thrower count and the launch site (the same launch as the
+ * C++ tests/stream_test.cpp: n = 1000 over 4 groups of 256, so work-items 1000..1023 throw). */
+static void vadd_args(Env* e, const uint32_t* n, zex_arg_t args[4]) {
+  args[0].size = sizeof e->c;
+  args[0].value = &e->c;
+  args[1].size = sizeof e->a;
+  args[1].value = &e->a;
+  args[2].size = sizeof e->b;
+  args[2].value = &e->b;
+  args[3].size = sizeof *n;
+  args[3].value = n;
+}
+
+static void test_values_count_and_site(Env* e) {
+  zex_stream_t s = NULL;
+  zex_exception_t ex = NULL;
+  zex_launch_config_t cfg = config_1d(4, 256, 1);
+  zex_arg_t args[4];
+  const uint32_t n = 1000;
+  uint32_t site = 0, line = 0;
+  uint64_t v[2] = {0, 0};
+  const char* file = NULL;
+  REQUIRE_OK(zex_stream_create(e->dev, &s));
+  vadd_args(e, &n, args);
+  /* Level 1: {index, length}, 24 throwers, and this line as the launch site (the macro's __LINE__). */
+  site = __LINE__; REQUIRE_OK(zex_stream_launch(s, e->vadd, &cfg, 4, args));
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  if (!ex) {
+    ++g_failures;
+    zex_stream_destroy(s);
+    return;
+  }
+  CHECK(zex_exception_values(ex, NULL, 0) == 2);
+  CHECK(zex_exception_values(ex, v, 1) == 2); /* copies min(count, capacity) */
+  CHECK(v[0] >= 1000 && v[0] < 1024);
+  CHECK(v[1] == 0);
+  CHECK(zex_exception_values(ex, v, 2) == 2);
+  CHECK(v[0] >= 1000 && v[0] < 1024);
+  CHECK(v[1] == 1000);
+  CHECK(zex_exception_thrower_count(ex) == 24);
+  CHECK(zex_exception_launch_site(ex, &file, &line) == 1);
+  CHECK(file != NULL && strcmp(file, __FILE__) == 0);
+  CHECK(line == site);
+  CHECK(zex_exception_launch_site(ex, NULL, NULL) == 1);
+  CHECK(contains(zex_exception_message(ex), "index "));
+  zex_exception_destroy(ex);
+  ex = NULL;
+
+  /* Level 0: nothing recorded on the device, but the host still knows the site. */
+  cfg.debug_level = 0;
+  site = __LINE__; REQUIRE_OK(zex_stream_launch(s, e->vadd, &cfg, 4, args));
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  CHECK(zex_exception_values(ex, v, 2) == 0);
+  CHECK(zex_exception_thrower_count(ex) == 1);
+  line = 0;
+  CHECK(zex_exception_launch_site(ex, &file, &line) == 1 && line == site);
+  zex_exception_destroy(ex);
+  ex = NULL;
+
+  /* The function itself (parenthesized: not the macro) records no site; nor does a NULL file. */
+  cfg.debug_level = 1;
+  REQUIRE_OK((zex_stream_launch)(s, e->vadd, &cfg, 4, args));
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  CHECK(zex_exception_launch_site(ex, &file, &line) == 0);
+  CHECK(zex_exception_thrower_count(ex) == 24);
+  zex_exception_destroy(ex);
+  REQUIRE_OK(zex_stream_launch_at(s, e->vadd, &cfg, 4, args, NULL, 7));
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  CHECK(zex_exception_launch_site(ex, &file, &line) == 0);
+  zex_exception_destroy(ex);
+  REQUIRE_OK(zex_stream_launch_at(s, e->vadd, &cfg, 4, args, "elsewhere.c", 42));
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  CHECK(zex_exception_launch_site(ex, &file, &line) == 1 && strcmp(file, "elsewhere.c") == 0 && line == 42);
+  zex_exception_destroy(ex);
+
+  /* NULL exception: neutral answers. */
+  CHECK(zex_exception_values(NULL, v, 2) == 0);
+  CHECK(zex_exception_thrower_count(NULL) == 0);
+  CHECK(zex_exception_launch_site(NULL, &file, &line) == 0);
+  zex_stream_destroy(s);
+}
+
+static void test_events(Env* e) {
+  zex_stream_t s = NULL, s2 = NULL;
+  zex_event_t ev = NULL, ev2 = NULL;
+  zex_exception_t ex = NULL;
+  int ready = -1;
+  CHECK(zex_stream_record(NULL, &ev) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(zex_last_error_message(), "`stream`"));
+  CHECK(zex_event_synchronize(NULL, &ex) == ZEX_ERROR_INVALID_ARGUMENT && ex == NULL);
+  CHECK(zex_event_ready(NULL, &ready) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(zex_stream_wait_event(NULL, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(zex_event_handle(NULL) == NULL);
+  zex_event_destroy(NULL);
+  REQUIRE_OK(zex_stream_create(e->dev, &s));
+  REQUIRE_OK(zex_stream_create(e->dev, &s2));
+  CHECK(zex_stream_record(s, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+
+  /* An event after a throwing launch raises it once; the stream's synchronize then does not. */
+  REQUIRE_OK(launch_vadd(e, s, 1000, 1));
+  REQUIRE_OK(zex_stream_record(s, &ev));
+  CHECK(zex_event_handle(ev) != NULL);
+  CHECK(zex_event_synchronize(ev, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  CHECK(ex != NULL && strcmp(zex_last_error_message(), zex_exception_message(ex)) == 0);
+  CHECK(zex_exception_thrower_count(ex) == 24);
+  CHECK(zex_exception_launch_site(ex, NULL, NULL) == 1);
+  zex_exception_destroy(ex);
+  ex = NULL;
+  CHECK(zex_event_ready(ev, &ready) == ZEX_SUCCESS && ready == 1);
+  CHECK(zex_event_synchronize(ev, &ex) == ZEX_SUCCESS && ex == NULL);
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_SUCCESS && ex == NULL);
+  zex_event_destroy(ev);
+  ev = NULL;
+
+  /* Stream to stream: s2 waits for s's mark. Ordering only: s's throw stays with s. */
+  REQUIRE_OK(launch_vadd(e, s, 1000, 1));
+  REQUIRE_OK(zex_stream_record(s, &ev2));
+  REQUIRE_OK(zex_stream_wait_event(s2, ev2));
+  REQUIRE_OK(launch_vadd(e, s2, kTotal, 1));
+  CHECK(zex_stream_synchronize(s2, &ex) == ZEX_SUCCESS && ex == NULL);
+  CHECK(zex_event_ready(ev2, &ready) == ZEX_SUCCESS && ready == 1); /* s2's launch ran after the mark */
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  CHECK(ex != NULL && zex_exception_thrower_count(ex) == 24);
+  zex_exception_destroy(ex);
+  ex = NULL;
+  CHECK(zex_event_synchronize(ev2, &ex) == ZEX_SUCCESS && ex == NULL); /* raised already */
+
+  /* An event outlives its stream: it then only waits. */
+  REQUIRE_OK(launch_vadd(e, s, 1000, 1));
+  REQUIRE_OK(zex_stream_record(s, &ev));
+  zex_stream_destroy(s);
+  CHECK(zex_event_synchronize(ev, &ex) == ZEX_SUCCESS && ex == NULL);
+  zex_event_destroy(ev);
+  zex_event_destroy(ev2);
+  zex_stream_destroy(s2);
+}
+
 static void test_levels(Env* e) {
   zex_stream_t s = NULL;
   int level;
@@ -597,6 +734,8 @@ int main(int argc, char** argv) {
   test_adopt(&e);
   test_synchronize_for(&e);
   test_slots(&e);
+  test_values_count_and_site(&e);
+  test_events(&e);
   zex_context_free(e.ctx, e.a);
   zex_context_free(e.ctx, e.b);
   zex_context_free(e.ctx, e.c);

@@ -251,52 +251,29 @@ class Stream {
     detail::LockGuard lock(ks.mu);
     Kernel::Level& l = ks.at(level);
     constexpr size_t n = sizeof...(Args);
-    if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
-      detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
-    const Dim3& g = cfg.groups;
-    const Dim3& b = cfg.group_size;
-    if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
-      detail::throw_zero_extent(*ks.name);
-    // The device ABI counts work-items in 64 bits (global ids, and which work-item claimed the
-    // report): a launch of 2^64 or more (up to 2^96 fit in a Dim3 pair) is refused, not truncated.
-    // Each per-dimension product is below 2^64; two overflow-checked multiplies cover the rest.
-    uint64_t items;
-    if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
-                             __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
-                         0))
-      detail::throw_too_many_work_items(*ks.name, g, b);
-    if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
+    check_launch(ks, l, n, cfg);
     // param_kinds has num_args (= n + 1) entries once the level exists (Kernel::State::create).
     const uint8_t* kinds = ks.param_kinds.data();
     (void)kinds;
     uint32_t i = 0;
     (void)i;
     ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
-    const uint64_t id = s.next_id;
-    const zex_state_t state = SlabPool::state(s.slot, id);
-    detail::set_arg(l.kernel, static_cast<uint32_t>(n), state, detail::param_kind::kOther, *ks.name);
-    // A launch of another kernel or level than the last, or from another line, starts a run (reserved
-    // before the append, so that recording it after cannot fail). A loop launching from one line stays
-    // one run: the site costs two compares and no allocation per launch.
-    const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level ||
-                         s.runs.back().file != at.file || s.runs.back().line != at.line;
-    if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
-    const ze_group_count_t groups{g.x, g.y, g.z};
-    Impl::Command c;
-    s.begin_command(c);
-    ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, c.signal, c.num_waits, c.waits);
-    if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
-    s.end_command();
-    ++s.next_id;
-    if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_, at.file, at.line});
+    append_launch(s, kernel, ks, l, level, static_cast<uint32_t>(n), cfg.groups, at.file, at.line);
   }
 
   /// launch() with arguments known only at run time (language bindings, the C API): `count`
   /// arguments, each passed as its bytes; the scalar type check of launch() cannot apply (there are
   /// no C++ types), so the driver's size check is the only one. The argument count, debug level and
   /// extents are checked as by launch(). Compiled (src/stream.cpp).
+  ///
+  /// `file` and `line` are the launch site a throw reports (KernelException::launch_site()): the
+  /// binding's caller, e.g. the C program's __FILE__/__LINE__ or the Python caller's frame; null for
+  /// none. The pointer is kept, not copied, until the stream has synchronized past the launch (a
+  /// launch from the same pointer and line as the last extends its run): pass a string literal or one
+  /// that lives at least that long.
   /// @throws InvalidArgument, ZeError as launch()
-  void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t count);
+  void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t count,
+                   const char* file = nullptr, uint32_t line = 0);
 
   /// Waits for everything launched so far (one host wait). If a work-item threw, decodes the
   /// report of the first launch that threw, appends the claim word's reset, clears the report, and
@@ -564,6 +541,50 @@ class Stream {
   }
   [[noreturn]] static void throw_moved_from();
   [[noreturn]] static void throw_null_event(const char* what);
+
+  // What launch() and launch_args() share around setting the arguments, inline in both (launch()'s
+  // hot path stays in its caller). Before: the argument count, the extents, the group size.
+  __attribute__((always_inline)) static void check_launch(Kernel::State& ks, Kernel::Level& l, size_t n,
+                                                          const LaunchConfig& cfg) {
+    if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
+      detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
+    const Dim3& g = cfg.groups;
+    const Dim3& b = cfg.group_size;
+    if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
+      detail::throw_zero_extent(*ks.name);
+    // The device ABI counts work-items in 64 bits (global ids, and which work-item claimed the
+    // report): a launch of 2^64 or more (up to 2^96 fit in a Dim3 pair) is refused, not truncated.
+    // Each per-dimension product is below 2^64; two overflow-checked multiplies cover the rest.
+    uint64_t items;
+    if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
+                             __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
+                         0))
+      detail::throw_too_many_work_items(*ks.name, g, b);
+    if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
+  }
+
+  // After the `n` arguments are set: the stream's zex_state_t as argument n, the append, the run.
+  __attribute__((always_inline)) static void append_launch(Impl& s, const Kernel& kernel, Kernel::State& ks,
+                                                           Kernel::Level& l, int level, uint32_t n, const Dim3& g,
+                                                           const char* file, uint32_t line) {
+    const uint64_t id = s.next_id;
+    const zex_state_t state = SlabPool::state(s.slot, id);
+    detail::set_arg(l.kernel, n, state, detail::param_kind::kOther, *ks.name);
+    // A launch of another kernel or level than the last, or from another line, starts a run (reserved
+    // before the append, so that recording it after cannot fail). A loop launching from one line stays
+    // one run: the site costs two compares and no allocation per launch.
+    const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level ||
+                         s.runs.back().file != file || s.runs.back().line != line;
+    if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
+    const ze_group_count_t groups{g.x, g.y, g.z};
+    Impl::Command c;
+    s.begin_command(c);
+    ze_result_t r = zeCommandListAppendLaunchKernel(s.list, l.kernel, &groups, c.signal, c.num_waits, c.waits);
+    if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
+    s.end_command();
+    ++s.next_id;
+    if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_, file, line});
+  }
 
   static void set_group_size(Kernel::Level& l, const Dim3& g, const std::string& name) {
     ze_result_t r = zeKernelSetGroupSize(l.kernel, g.x, g.y, g.z);

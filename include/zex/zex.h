@@ -8,14 +8,15 @@
  * ZEX_ERROR_INVALID_ARGUMENT with a message naming the parameter; every destroy function accepts NULL.
  *
  * Lifetimes: a zex_device_t belongs to its zex_context_t and is valid until zex_context_destroy.
- * Modules, kernels and streams hold a reference to the context's shared state, so they may be destroyed
- * after their context; a kernel keeps its module's state alive, and a stream keeps the kernels of its
+ * Modules, kernels, streams, events and slots hold a reference to the context's shared state, so they
+ * may be destroyed after their context; a kernel keeps its module's state alive, and a stream keeps the kernels of its
  * pending launches alive. Destroy streams before you free memory their pending launches use.
  *
  * Threads: contexts, devices, modules and kernels may be used from any thread (launches of one kernel
  * are serialized: a Level Zero kernel's arguments are state). A stream is used by one thread at a time:
  * a call from a second thread while one is in progress returns ZEX_ERROR_INVALID_STATE and changes
- * nothing. Exceptions are immutable. Slots may be acquired and released from any thread; one slot is
+ * nothing. Exceptions are immutable. An event may be waited on from any thread, but a wait that raises
+ * is a use of the event's stream. Slots may be acquired and released from any thread; one slot is
  * used by one thread at a time. The last error is per thread. */
 #ifndef ZEX_ZEX_H
 #define ZEX_ZEX_H
@@ -51,6 +52,7 @@ typedef struct zex_kernel_s* zex_kernel_t;
 typedef struct zex_stream_s* zex_stream_t;
 typedef struct zex_exception_s* zex_exception_t;
 typedef struct zex_slot_s* zex_slot_t;
+typedef struct zex_event_s* zex_event_t;
 
 /* Which language a message's fix-it hints speak (zex_exception_message_for). */
 typedef enum zex_language_t {
@@ -113,6 +115,19 @@ void zex_stream_destroy(zex_stream_t stream);
  * kernel's parameter count minus the trailing zex_state_t; nothing is appended then. */
 zex_result_t zex_stream_launch(zex_stream_t stream, zex_kernel_t kernel, const zex_launch_config_t* config,
                                uint32_t num_args, const zex_arg_t* args);
+/* zex_stream_launch that records `file` and `line` as the launch site a throw reports
+ * (zex_exception_launch_site); file NULL: none. The pointer is kept, not copied, until the stream has
+ * synchronized past the launch: pass a string literal (__FILE__) or a string that lives that long. */
+zex_result_t zex_stream_launch_at(zex_stream_t stream, zex_kernel_t kernel, const zex_launch_config_t* config,
+                                  uint32_t num_args, const zex_arg_t* args, const char* file, uint32_t line);
+/* A call written zex_stream_launch(...) records its own __FILE__ and __LINE__: the macro below makes it
+ * a zex_stream_launch_at call, so C callers get the launch site without changing how they call. The
+ * function zex_stream_launch (no site) stays exported: (zex_stream_launch)(...) or its address reach
+ * it, and defining ZEX_NO_LAUNCH_SITE before including this header turns the macro off. */
+#ifndef ZEX_NO_LAUNCH_SITE
+#define zex_stream_launch(stream, kernel, config, num_args, args) \
+  zex_stream_launch_at((stream), (kernel), (config), (num_args), (args), __FILE__, (uint32_t)__LINE__)
+#endif
 /* Waits for everything launched. ZEX_ERROR_KERNEL_EXCEPTION if a work-item threw: *exception_out (if
  * not NULL) receives it, to be destroyed with zex_exception_destroy; the last error message holds its
  * C text. The stream is usable afterwards. *exception_out is NULL otherwise. */
@@ -121,6 +136,27 @@ zex_result_t zex_stream_synchronize(zex_stream_t stream, zex_exception_t* except
  * has not finished (nothing changed), 1 once it has (with the exception, if one was thrown). */
 zex_result_t zex_stream_synchronize_for(zex_stream_t stream, uint64_t timeout_ns, int* done_out,
                                         zex_exception_t* exception_out);
+
+/* ---- events: marks in a stream (docs/integration.md, "Events") -------------------------------------- *
+ * zex_stream_record appends one barrier and returns an event signalled once every launch so far has
+ * finished. Waiting on it raises a throw of those launches once: whichever of zex_event_synchronize and
+ * zex_stream_synchronize sees it first returns ZEX_ERROR_KERNEL_EXCEPTION, and resets the stream's
+ * report; a throw of a launch after the mark is left to later waits. An event may outlive its stream
+ * (it then only waits) and its context handle; raising through it is a use of its stream (one thread
+ * at a time). */
+zex_result_t zex_stream_record(zex_stream_t stream, zex_event_t* out);
+/* Waits for the launches before the mark. ZEX_ERROR_KERNEL_EXCEPTION with *exception_out (if not NULL)
+ * as zex_stream_synchronize if one of them threw and nobody raised it yet; *exception_out NULL otherwise. */
+zex_result_t zex_event_synchronize(zex_event_t event, zex_exception_t* exception_out);
+/* *ready_out: 1 if every launch before the mark has finished, else 0; never waits, never raises. */
+zex_result_t zex_event_ready(zex_event_t event, int* ready_out);
+/* Makes every later command of `stream` wait for `event` (recorded on any stream): ordering only,
+ * nothing is raised; appends nothing. The stream keeps the event alive until it has waited past it. */
+zex_result_t zex_stream_wait_event(zex_stream_t stream, zex_event_t event);
+/* The Level Zero event the mark signals (owned by zex: wait on it in your own commands); NULL if event is. */
+ze_event_handle_t zex_event_handle(zex_event_t event);
+/* Waits for the mark if it is still pending, then frees it. NULL: nothing. */
+void zex_event_destroy(zex_event_t event);
 
 /* ---- kernel exceptions (immutable; strings valid until zex_exception_destroy) ---------------------- */
 const char* zex_exception_message(zex_exception_t e); /* the message, hints in C terms */
@@ -135,6 +171,16 @@ int zex_exception_local_id(zex_exception_t e, uint64_t out[3]);
 uint32_t zex_exception_frame_count(zex_exception_t e);
 /* Frame i (0 = innermost); 1 if it exists, else 0. Any out-pointer may be NULL. */
 int zex_exception_frame(zex_exception_t e, uint32_t i, const char** function, const char** file, uint32_t* line);
+/* Operand values the throw recorded (level >= 1): ZEX_CHECK_BOUNDS {index, length}, ZEX_THROW_VALUES
+ * {a, b}. Returns how many there are (0 to 2: none at level 0 or for a plain throw) and copies the
+ * first min(that, capacity) to `out` (may be NULL when capacity is 0). */
+uint32_t zex_exception_values(zex_exception_t e, uint64_t* out, uint32_t capacity);
+/* How many work-items threw (at least 1; always 1 at level 0, where nothing is counted). */
+uint64_t zex_exception_thrower_count(zex_exception_t e); /* 0 if e is NULL */
+/* The launch site: the file and line of the zex_stream_launch call (or zex_stream_launch_at's
+ * arguments) whose kernel threw. 1 if recorded, else 0 (a launch without a site, zex_slot_check).
+ * Either out-pointer may be NULL; *file is valid until zex_exception_destroy. */
+int zex_exception_launch_site(zex_exception_t e, const char** file, uint32_t* line);
 void zex_exception_destroy(zex_exception_t e);
 
 /* ---- raw handles for interop (NULL, and the last error set, on failure) ---------------------------- */

@@ -1,4 +1,4 @@
-"""zex's objects over the C API: Context, Device, SharedBuffer, Module, Kernel, Stream, local.
+"""zex's objects over the C API: Context, Device, SharedBuffer, Module, Kernel, Stream, Event, local.
 
 Lifetimes. Every C handle lives in a _Cell. A parent keeps the cells of what was made from it (a
 Context its streams, modules and buffers, a Module its kernels), and every Python object keeps its
@@ -14,10 +14,11 @@ import ctypes
 import operator
 import os
 import struct
+import sys
 import threading
 
 from . import _library as L
-from ._errors import InvalidArgument, InvalidState, KernelException, ZeError, error_class
+from ._errors import InvalidArgument, InvalidState, KernelException, LaunchSite, ZeError, error_class
 
 _lock = threading.RLock()   # closing is rare: one lock for all of it
 _c_void_p = ctypes.c_void_p
@@ -92,6 +93,37 @@ def _finalize(obj):
             cell.close(check=False)
     except Exception:  # interpreter shutdown: never raise from __del__
         pass
+
+
+class _Handle:
+    """What Module, Kernel, Stream and Event share: one _Cell (self._cell), its handle or InvalidState
+    once closed, ``closed``, close() (destroys the C object; a Module or Kernel raises InvalidState
+    while an unsynchronized launch uses it), a with block that closes, and closing when collected."""
+    __slots__ = ()
+    _what = "object"        # names the class in messages
+    _close_check = True     # close() refuses while a launch uses it
+
+    def _handle(self):
+        h = self._cell.handle
+        if h is None:
+            raise _closed(self._what)
+        return h
+
+    @property
+    def closed(self):
+        return self._cell.handle is None
+
+    def close(self):
+        self._cell.close(check=self._close_check)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        _finalize(self)
 
 
 class Context:
@@ -335,10 +367,12 @@ class SharedBuffer:
         return "<zex.SharedBuffer %d bytes %s>" % (self.nbytes, "freed" if self.freed else "at " + hex(self._cell.handle))
 
 
-class Module:
+class Module(_Handle):
     """A SPIR-V module on a device: zex.Module(dev, spirv), spirv being bytes-like or a path (str or
     os.PathLike) of a .spv file. zex validates it, links its device library in and builds it per
-    debug level on first use. Keeps the Device (and Context) alive; closing it closes its kernels."""
+    debug level on first use. Keeps the Device (and Context) alive; closing it closes its kernels
+    (InvalidState if an unsynchronized launch uses one)."""
+    _what = "Module"
 
     def __init__(self, device, spirv):
         if not isinstance(device, Device):
@@ -362,12 +396,6 @@ class Module:
         self._lib = lib
         self._cell = _Cell(out.value, lib.zex_module_destroy, 2, "Module", device.context._cell)
 
-    def _handle(self):
-        h = self._cell.handle
-        if h is None:
-            raise _closed("Module")
-        return h
-
     def kernel(self, name):
         """The kernel `name` (a new zex.Kernel each call: give each thread its own to launch in parallel)."""
         return Kernel(self, name)
@@ -384,26 +412,10 @@ class Module:
             _raise_last(r, self._lib)
         return _text(out.value)
 
-    @property
-    def closed(self):
-        return self._cell.handle is None
 
-    def close(self):
-        """Closes its kernels and the module; InvalidState if an unsynchronized launch uses one."""
-        self._cell.close(check=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        _finalize(self)
-
-
-class Kernel:
+class Kernel(_Handle):
     """A kernel of a Module (mod.kernel(name)); keeps the Module alive."""
+    _what = "Kernel"
 
     def __init__(self, module, name):
         if not isinstance(module, Module):
@@ -421,26 +433,7 @@ class Kernel:
     @property
     def handle(self):
         """The ze_kernel_handle_t at debug level 1 (an int), owned by this Kernel, for interop."""
-        h = self._cell.handle
-        if h is None:
-            raise _closed("Kernel")
-        return self._lib.zex_kernel_handle(h)
-
-    @property
-    def closed(self):
-        return self._cell.handle is None
-
-    def close(self):
-        self._cell.close(check=True)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        _finalize(self)
+        return self._lib.zex_kernel_handle(self._handle())
 
     def __repr__(self):
         return "<zex.Kernel %r>" % self.name
@@ -527,9 +520,15 @@ def _python_scalar_hint(i, a, kernel):
                            "pass a ctypes scalar of the parameter's type (%s)" % (i, kernel.name, type(a).__name__, hint))
 
 
-class Stream:
+_FILES = {}  # co_filename -> its bytes, kept for the process's life: zex keeps the pointer (launch_at)
+
+
+class Stream(_Handle):
     """An in-order stream of launches on a device (zex.Stream(dev)); keeps the Device alive.
-    One thread at a time (a second thread's call raises InvalidState)."""
+    One thread at a time (a second thread's call raises InvalidState). close() (or the end of a with
+    block) destroys it: zex waits for its launches, and releases what they used."""
+    _what = "Stream"
+    _close_check = False
 
     def __init__(self, device):
         if not isinstance(device, Device):
@@ -541,7 +540,7 @@ class Stream:
             _raise_last(r, lib)
         self.device = device
         self._lib = lib
-        self._launch = lib.zex_stream_launch
+        self._launch = lib.zex_stream_launch_at
         self._cell = _Cell(out.value, lib.zex_stream_destroy, 0, "Stream", device.context._cell)
         self._cell.refs = {}
 
@@ -550,7 +549,11 @@ class Stream:
         up to 3 ints) and the kernel's arguments, without its zex_state_t (zex appends it): ctypes
         scalars or structures (ctypes.c_uint32(n), ...), SharedBuffers (passed as pointers),
         zex.local(nbytes) for __local parameters. debug_level: 0, 1 or 2, -1 for the stream's
-        default (ZEX_DEBUG_LEVEL, else 1). Errors raise InvalidArgument etc. and launch nothing."""
+        default (ZEX_DEBUG_LEVEL, else 1). Errors raise InvalidArgument etc. and launch nothing.
+
+        The caller's file and line (its frame, sys._getframe(1): one frame, nothing walked) are the
+        launch site a KernelException of this launch reports (e.launch_site). A helper that launches
+        for its callers reports its own line."""
         h = self._cell.handle
         if h is None:
             raise _closed("Stream")
@@ -596,7 +599,12 @@ class Stream:
             arr = _arg_struct(n).pack(*vals)  # bytes: C reads them in place
         else:
             arr = None
-        r = self._launch(h, kh, cfg, n, arr)
+        f = sys._getframe(1)
+        fn = f.f_code.co_filename
+        file = _FILES.get(fn)
+        if file is None:
+            file = _FILES[fn] = fn.encode("utf-8", "surrogateescape")
+        r = self._launch(h, kh, cfg, n, arr, file, f.f_lineno)
         if r:
             _raise_last(r, self._lib)
         refs = self._cell.refs
@@ -651,33 +659,82 @@ class Stream:
             raise _kernel_exception(self._lib, exc.value)
         _raise_last(r, self._lib)
 
+    def record(self):
+        """A zex.Event marking the stream's position: signalled once every launch so far has finished.
+        Its synchronize() raises a KernelException of those launches, once (whichever of it and
+        Stream.synchronize sees the throw first raises it)."""
+        h = self._handle()
+        out = _c_void_p()
+        r = self._lib.zex_stream_record(h, _byref(out))
+        if r:
+            _raise_last(r, self._lib)
+        return Event._make(self, out.value)
+
+    def wait(self, event):
+        """Makes every later launch of this stream wait for `event` (a zex.Event, recorded on any
+        stream): ordering only; a throw stays with the stream that recorded the event."""
+        h = self._handle()
+        if not isinstance(event, Event):
+            raise InvalidArgument("zex: Stream.wait takes a zex.Event (from Stream.record()), not %s"
+                                  % type(event).__name__)
+        r = self._lib.zex_stream_wait_event(h, event._handle())
+        if r:
+            _raise_last(r, self._lib)
+
     @property
     def handle(self):
         """The ze_command_list_handle_t (an int), for interop."""
-        h = self._cell.handle
-        if h is None:
-            raise _closed("Stream")
-        return self._lib.zex_stream_handle(h)
+        return self._lib.zex_stream_handle(self._handle())
 
-    @property
-    def closed(self):
-        return self._cell.handle is None
 
-    def close(self):
-        """Destroys the stream (zex waits for its launches); releases what they used."""
-        self._cell.close(check=False)
+class Event(_Handle):
+    """A mark in a stream's launches, from Stream.record(). synchronize() waits for the launches before
+    it and raises a KernelException of theirs that nobody raised yet; ready() polls; Stream.wait(event)
+    orders another stream after it. close() (or the end of a with block) frees it, waiting for the mark
+    if it is pending; it may outlive its stream (it then only waits). Keeps the Device alive.
 
-    def __enter__(self):
+    The launches' kernels and buffers stay in use (close() and free() refuse) until their own stream's
+    synchronize()."""
+    _what = "Event"
+    _close_check = False
+
+    def __init__(self):
+        raise TypeError("zex.Event: get one from Stream.record()")
+
+    @classmethod
+    def _make(cls, stream, handle):
+        self = cls.__new__(cls)
+        self.device = stream.device
+        self._lib = stream._lib
+        self._cell = _Cell(handle, self._lib.zex_event_destroy, 0, "Event", stream.device.context._cell)
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def synchronize(self):
+        """Waits until every launch before the mark has finished; raises zex.KernelException if one of
+        them threw and it was not raised yet (the stream's report is then reset)."""
+        exc = _c_void_p()
+        r = self._lib.zex_event_synchronize(self._handle(), _byref(exc))
+        if r == 0:
+            return
+        if r == L.ERROR_KERNEL_EXCEPTION:
+            raise _kernel_exception(self._lib, exc.value)
+        _raise_last(r, self._lib)
 
-    def __del__(self):
-        try:
-            self._cell.close(check=False)
-        except Exception:
-            pass
+    def ready(self):
+        """True if every launch before the mark has finished; never waits, never raises a throw."""
+        out = ctypes.c_int()
+        r = self._lib.zex_event_ready(self._handle(), _byref(out))
+        if r:
+            _raise_last(r, self._lib)
+        return bool(out.value)
+
+    @property
+    def handle(self):
+        """The ze_event_handle_t the mark signals (an int), owned by this Event, for interop."""
+        return self._lib.zex_event_handle(self._handle())
+
+    def __repr__(self):
+        return "<zex.Event %s>" % ("closed" if self.closed else hex(self._cell.handle))
 
 
 def _ids(lib, fn, e):
@@ -693,6 +750,15 @@ def _kernel_exception(lib, e):
         for i in range(lib.zex_exception_frame_count(e)):
             if lib.zex_exception_frame(e, i, _byref(f), _byref(fl), _byref(ln)):
                 frames.append((_text(f.value), _text(fl.value), ln.value))
+        values = ()
+        n = lib.zex_exception_values(e, None, 0)
+        if n:
+            buf = (ctypes.c_uint64 * n)()
+            n = min(n, lib.zex_exception_values(e, buf, n))
+            values = tuple(buf[:n])
+        site = None
+        if lib.zex_exception_launch_site(e, _byref(fl), _byref(ln)):
+            site = LaunchSite(_text(fl.value), ln.value)
         return KernelException(
             _text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)),
             name=_text(lib.zex_exception_name(e)),
@@ -702,6 +768,9 @@ def _kernel_exception(lib, e):
             global_id=_ids(lib, lib.zex_exception_global_id, e),
             group_id=_ids(lib, lib.zex_exception_group_id, e),
             local_id=_ids(lib, lib.zex_exception_local_id, e),
-            frames=frames)
+            frames=frames,
+            values=values,
+            thrower_count=lib.zex_exception_thrower_count(e),
+            launch_site=site)
     finally:
         lib.zex_exception_destroy(e)

@@ -1,5 +1,6 @@
 """zex's Python exceptions. Every one derives from zex.Error; the C API's zex_result_t codes map to
 one class each (see _from_result)."""
+import collections
 import enum
 
 
@@ -107,17 +108,24 @@ class LibraryVersionError(Error, ImportError):
         self.library = path
 
 
+#: Where a kernel was launched: the file and line of the Stream.launch call (KernelException.launch_site).
+LaunchSite = collections.namedtuple("LaunchSite", "file line")
+
+
 class KernelException(Error):
-    """A work-item threw in a kernel launched on a zex.Stream; raised by Stream.synchronize(). The
-    stream stays usable. str(e) is zex's message, whose fix-it hint names the ``debug_level=``
-    keyword of Stream.launch.
+    """A work-item threw in a kernel launched on a zex.Stream; raised by Stream.synchronize() or
+    Event.synchronize(). The stream stays usable. str(e) is zex's message, whose fix-it hint names the
+    ``debug_level=`` keyword of Stream.launch.
 
     Attributes: ``name`` and ``reason`` ("" at debug level 0), ``kernel_name``, ``debug_level``,
-    ``global_id``, ``group_id``, ``local_id`` (3-tuples at debug level 2, else None) and ``frames``,
-    a list of (function, file, line), innermost first (debug level 2)."""
+    ``global_id``, ``group_id``, ``local_id`` (3-tuples at debug level 2, else None), ``frames``, a
+    list of (function, file, line), innermost first (debug level 2), ``values`` (a tuple of ints: the
+    operands the throw recorded from level 1, e.g. (index, length) for a BoundsError; () when none),
+    ``thrower_count`` (how many work-items threw, at least 1; 1 at level 0, which counts nothing) and
+    ``launch_site`` (a LaunchSite(file, line) of the Python line that called Stream.launch, or None)."""
 
     def __init__(self, message, *, name="", reason="", kernel_name="", debug_level=1, global_id=None,
-                 group_id=None, local_id=None, frames=()):
+                 group_id=None, local_id=None, frames=(), values=(), thrower_count=1, launch_site=None):
         super().__init__(message)
         self.name = name
         self.reason = reason
@@ -127,6 +135,9 @@ class KernelException(Error):
         self.group_id = group_id
         self.local_id = local_id
         self.frames = list(frames)
+        self.values = tuple(values)
+        self.thrower_count = thrower_count
+        self.launch_site = launch_site
 
     def __str__(self):
         return self.args[0]

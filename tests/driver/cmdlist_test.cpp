@@ -450,8 +450,7 @@ TEST_F(CommandList, HostSynchronizeExtension) {
   ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n + 1);
   ze_event_handle_t gate = host_event(pool, n);
-  std::vector<ze_event_handle_t> ev;
-  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  std::vector<ze_event_handle_t> ev = make_events(pool, n);
   ze_command_list_handle_t l = immediate_list();
   ASSERT_TRUE(l && gate);
   for (uint32_t i = 0; i < n; ++i) {
@@ -551,8 +550,7 @@ TEST_F(CommandList, DestroyRetiresSignalledLaunches) {
   auto [k, counter, tickets] = ticket_kernel(n);
   ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n);
-  std::vector<ze_event_handle_t> ev;
-  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  std::vector<ze_event_handle_t> ev = make_events(pool, n);
   ze_command_queue_desc_t qd = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, compute_ordinal(), 0, 0,
                                 ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
   ze_command_list_handle_t l = nullptr;

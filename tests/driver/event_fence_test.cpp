@@ -51,8 +51,7 @@ TEST_F(Events, PoolIndicesAreIndependent) {
   const uint32_t n = 8;
   ze_event_pool_handle_t pool = event_pool(n);
   ASSERT_NE(pool, nullptr);
-  std::vector<ze_event_handle_t> ev;
-  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  std::vector<ze_event_handle_t> ev = make_events(pool, n);
   for (auto e : ev) ASSERT_NE(e, nullptr);
   ZE_OK(zeEventHostSignal(ev[3]));
   for (uint32_t i = 0; i < n; ++i)
@@ -284,8 +283,7 @@ TEST_F(Events, SignalledLaunchesRetireInOrder) {
   ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n + 1);
   ze_event_handle_t gate = host_event(pool, n);
-  std::vector<ze_event_handle_t> ev;
-  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  std::vector<ze_event_handle_t> ev = make_events(pool, n);
   ze_command_list_handle_t l = immediate_list();
   ASSERT_TRUE(l && gate);
   // Everything queues behind the gate, so the host watches the whole stream run.
@@ -368,8 +366,7 @@ TEST_F(Events, CrossListWaitsOnPipelinedSignals) {
   ZE_OK(set_ptr(observe, 0, counter));
   ZE_OK(set_ptr(observe, 1, seen));
   ze_event_pool_handle_t pool = event_pool(n + 1);
-  std::vector<ze_event_handle_t> ev;
-  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  std::vector<ze_event_handle_t> ev = make_events(pool, n);
   ze_event_handle_t done = make_event(pool, n);
   ze_command_list_handle_t a = immediate_list(), b = immediate_list();
   // b is appended first: launch i of b waits for the event that launch i of a signals.
@@ -418,8 +415,7 @@ TEST_F(Events, HostWaitOnTheNewestSignalShowsEveryEarlierOne) {
   auto [k, counter, tickets] = ticket_kernel(n);
   ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n + 1);
-  std::vector<ze_event_handle_t> ev;
-  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  std::vector<ze_event_handle_t> ev = make_events(pool, n);
   ze_event_handle_t last = make_event(pool, n);
   ze_command_list_handle_t l = immediate_list();
   ASSERT_TRUE(l && last);
@@ -451,8 +447,7 @@ TEST_F(Events, LaunchesIssuedOnTheCallersThreadKeepTheListsOrder) {
   auto [k, counter, tickets] = ticket_kernel(n);
   ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n + 1);
-  std::vector<ze_event_handle_t> ev;
-  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  std::vector<ze_event_handle_t> ev = make_events(pool, n);
   ze_event_handle_t gate = make_event(pool, n);
   ze_command_list_handle_t l = immediate_list();
   ASSERT_TRUE(l && gate);
@@ -525,8 +520,7 @@ TEST_F(Fences, FenceAfterSignalledLaunches) {
   auto [k, counter, tickets] = ticket_kernel(n);
   ASSERT_NE(k, nullptr);
   ze_event_pool_handle_t pool = event_pool(n);
-  std::vector<ze_event_handle_t> ev;
-  for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+  std::vector<ze_event_handle_t> ev = make_events(pool, n);
   ze_command_queue_handle_t q = queue();
   ze_command_list_handle_t l = regular_list();
   ze_fence_handle_t f = fence(q);

@@ -319,6 +319,13 @@ class L0Test : public ::testing::Test {
     return t;
   }
 
+  /// Events 0..n-1 of `pool`.
+  std::vector<ze_event_handle_t> make_events(ze_event_pool_handle_t pool, uint32_t n) {
+    std::vector<ze_event_handle_t> ev;
+    for (uint32_t i = 0; i < n; ++i) ev.push_back(make_event(pool, i));
+    return ev;
+  }
+
   ze_event_handle_t make_event(ze_event_pool_handle_t pool = nullptr, uint32_t index = 0) {
     if (!pool) pool = event_pool(1);
     if (!pool) return nullptr;

@@ -1,0 +1,140 @@
+"""Issue 8 from Python, end to end on a device (zex-cpu under CTest): operand values, the thrower
+count, the launch site of the Python caller, and events (Stream.record, Event.synchronize/ready,
+Stream.wait). The launch is the C++ tests' (tests/stream_test.cpp): vadd over n = 1000 elements on 4
+groups of 256 work-items, so work-items 1000..1023 throw."""
+import ctypes
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+
+import zex
+
+N = 1000
+TOTAL = 1024
+
+
+@pytest.fixture(scope="module")
+def vadd(mod):
+    return mod.kernel("vadd")
+
+
+@pytest.fixture
+def abc(ctx):
+    a, b, c = (ctx.alloc_shared(4 * TOTAL) for _ in range(3))
+    np.frombuffer(a, np.float32)[:] = np.arange(TOTAL, dtype=np.float32)
+    np.frombuffer(b, np.float32)[:] = 1
+    yield a, b, c
+    for x in (a, b, c):
+        x.free()
+
+
+def vadd_args(abc, n=N):
+    a, b, c = abc
+    return (c, a, b, ctypes.c_uint32(n))
+
+
+def test_values_count_and_launch_site(stream, vadd, abc):
+    line = inspect.currentframe().f_lineno + 1
+    stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=1)
+    with pytest.raises(zex.KernelException) as ei:
+        stream.synchronize()
+    e = ei.value
+    assert isinstance(e.values, tuple) and len(e.values) == 2
+    assert all(type(v) is int for v in e.values)
+    assert N <= e.values[0] < TOTAL and e.values[1] == N
+    assert e.thrower_count == 24
+    assert isinstance(e.launch_site, zex.LaunchSite)
+    assert e.launch_site.file == __file__ and e.launch_site.line == line
+    assert e.launch_site == (__file__, line)
+    # str(e) is the C library's message in Python terms: it names the values and the site.
+    assert str(e).startswith("KernelException: A BoundsError was thrown in kernel 'vadd'")
+    assert "index %d" % e.values[0] in str(e)
+    assert "(launched at test_reports.py:%d)" % line in str(e)
+    assert "the debug_level= keyword of stream.launch(...)" in str(e)
+    e2 = pickle.loads(pickle.dumps(e))
+    assert (e2.values, e2.thrower_count, e2.launch_site) == (e.values, e.thrower_count, e.launch_site)
+
+
+def test_level_0_records_nothing_on_the_device(stream, vadd, abc):
+    line = inspect.currentframe().f_lineno + 1
+    stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=0)
+    with pytest.raises(zex.KernelException) as ei:
+        stream.synchronize()
+    e = ei.value
+    assert e.values == () and e.thrower_count == 1
+    assert e.launch_site is not None and e.launch_site.line == line  # the host still knows the site
+
+
+def launch_from_helper(stream, vadd, abc):
+    stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=1)  # the site reported: this line
+    return inspect.currentframe().f_lineno - 1
+
+
+def test_launch_site_is_the_direct_caller(stream, vadd, abc):
+    line = launch_from_helper(stream, vadd, abc)
+    with pytest.raises(zex.KernelException) as ei:
+        stream.synchronize()
+    assert ei.value.launch_site.line == line and ei.value.launch_site.file == __file__
+
+
+def test_event_raises_once(stream, vadd, abc):
+    stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=1)
+    with stream.record() as ev:
+        assert isinstance(ev, zex.Event) and ev.handle
+        with pytest.raises(zex.KernelException) as ei:
+            ev.synchronize()
+        assert ei.value.thrower_count == 24 and ei.value.values[1] == N
+        assert ev.ready() is True
+        ev.synchronize()  # raised already
+        stream.synchronize()  # and not again by the stream
+    assert ev.closed
+    with pytest.raises(zex.InvalidState):
+        ev.synchronize()
+    # The stream stays usable.
+    stream.launch(vadd, 4, 256, *vadd_args(abc, TOTAL))
+    ev = stream.record()
+    ev.synchronize()
+    assert ev.ready()
+    ev.close()
+    stream.synchronize()
+
+
+def test_stream_waits_for_another_streams_event(dev, stream, vadd, abc):
+    with zex.Stream(dev) as other:
+        stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=1)
+        ev = stream.record()
+        other.wait(ev)
+        other.launch(vadd, 4, 256, *vadd_args(abc, TOTAL))
+        other.synchronize()  # ordering only: the throw stays with `stream`
+        assert ev.ready()
+        with pytest.raises(zex.KernelException) as ei:
+            stream.synchronize()
+        assert ei.value.thrower_count == 24
+        ev.synchronize()  # raised already
+        with pytest.raises(zex.InvalidArgument):
+            other.wait("not an event")
+
+
+def test_event_outlives_its_stream(dev, vadd, abc):
+    s = zex.Stream(dev)
+    s.launch(vadd, 4, 256, *vadd_args(abc), debug_level=1)
+    ev = s.record()
+    s.close()
+    ev.synchronize()  # the stream is gone: it only waits
+    ev.close()
+
+
+def test_event_is_made_by_record():
+    with pytest.raises(TypeError):
+        zex.Event()
+
+
+def test_closing_the_context_closes_events(kernel_spv):
+    ctx = zex.Context()
+    dev = ctx.device(0)
+    s = zex.Stream(dev)
+    ev = s.record()
+    ctx.close()
+    assert ev.closed and s.closed
