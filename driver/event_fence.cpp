@@ -86,9 +86,7 @@ bool settle_event(ze_event_handle_t e, bool block) {
     if (!e->armed) return false;
     claim = e->armed;
   }
-  cl_int status = CL_QUEUED;
-  if (clGetEventInfo(claim->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
-    status = CL_QUEUED;
+  cl_int status = cl_status(claim->ev, CL_QUEUED);
   // A failed launch (negative status) signals too, as the retiring thread does; the list reports it.
   if (status > CL_COMPLETE && block && clWaitForEvents(1, &claim->ev) != CL_SUCCESS) status = -1;
   if (status <= CL_COMPLETE) signal_armed_event(e, *claim, now_ns());

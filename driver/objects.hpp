@@ -96,6 +96,15 @@ struct _ze_event_pool_handle_t {
 };
 
 namespace zexcpu {
+/// An OpenCL event's execution status (CL_COMPLETE or a negative error once it has ended), or
+/// `if_unknown` when the query fails.
+inline cl_int cl_status(cl_event ev, cl_int if_unknown) {
+  cl_int status = CL_QUEUED;
+  if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+    return if_unknown;
+  return status;
+}
+
 /// A signalled launch's claim on its event (arm_event), shared by the event and the launch's
 /// Retirement. Whoever ends it (the retiring thread's signal, a host thread's settle_event, a reset, a
 /// destroy) sets `live` false under the event's shard mutex; only while it is live does the event

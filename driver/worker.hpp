@@ -207,11 +207,7 @@ class Worker {
   /// True when every launch issued so far has finished (or failed).
   bool device_idle() {
     std::lock_guard<std::mutex> lock(newest_mutex_);
-    if (newest_ == nullptr) return true;
-    cl_int status = CL_QUEUED;
-    if (clGetEventInfo(newest_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
-      return false;
-    return status <= CL_COMPLETE;
+    return newest_ == nullptr || cl_status(newest_, CL_QUEUED) <= CL_COMPLETE;
   }
 
   bool idle() const {
@@ -465,10 +461,7 @@ class Worker {
   // one of them retire at a time, so that signals keep their order.
 
   static bool complete(cl_event ev) {
-    cl_int status = CL_QUEUED;
-    if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
-      return true;  // retire() finds out what went wrong
-    return status <= CL_COMPLETE;
+    return cl_status(ev, CL_COMPLETE) <= CL_COMPLETE;  // a failed query: retire() finds out what went wrong
   }
 
   /// Retires the front of retire_queue_; `lock` holds retire_mutex_ (released meanwhile).
@@ -532,9 +525,7 @@ class Worker {
       // Completed already (the common case in a stream of short launches)? Then no clWaitForEvents, whose
       // flush of the queue would wake PoCL's threads for nothing. Otherwise wait: the flush makes PoCL run
       // what was enqueued even if nothing else ever waits on it. A negative status is a failed command.
-      cl_int status = CL_QUEUED;
-      if (clGetEventInfo(r.event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
-        status = CL_QUEUED;
+      cl_int status = cl_status(r.event, CL_QUEUED);
       if (status > CL_COMPLETE && clWaitForEvents(1, &r.event) != CL_SUCCESS) status = -1;
       if (status < CL_COMPLETE && err == ZE_RESULT_SUCCESS) err = ZE_RESULT_ERROR_DEVICE_LOST;
     }

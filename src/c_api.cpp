@@ -134,7 +134,7 @@ zex_result_t guard(F&& f) noexcept {
     zex_result_t r = f();
     return r == ZEX_SUCCESS ? ok() : r;
   } catch (const zex::KernelException& e) {
-    // Only synchronize and check throw these, and they catch them first; kept for safety.
+    // Only waits and checks throw these, and they catch them first (guard_raising); kept for safety.
     return fail(ZEX_ERROR_KERNEL_EXCEPTION, zex::format_kernel_exception(e.info(), zex::Language::C).c_str());
   } catch (const zex::ZeError& e) {
     return fail(ZEX_ERROR_LEVEL_ZERO, e.what(), e.result(), e.call().c_str());
@@ -151,6 +151,20 @@ zex_result_t guard(F&& f) noexcept {
   } catch (...) {
     return fail(ZEX_ERROR_UNKNOWN, "zex: an unknown C++ exception was caught at the C API boundary");
   }
+}
+
+// A wait that may raise the stream's kernel exception: runs `f` (returning nothing) under guard(), a
+// KernelException becoming ZEX_ERROR_KERNEL_EXCEPTION with the exception handed to `exception_out`.
+template <class F>
+zex_result_t guard_raising(zex_exception_t* exception_out, F&& f) noexcept {
+  return guard([&] {
+    try {
+      f();
+    } catch (const zex::KernelException& e) {
+      return kernel_exception(e.info(), exception_out);
+    }
+    return ZEX_SUCCESS;
+  });
 }
 
 // The handle getters return a handle, not a result: NULL and the last error on failure.
@@ -369,14 +383,7 @@ zex_result_t zex_stream_launch_at(zex_stream_t stream, zex_kernel_t kernel, cons
 zex_result_t zex_stream_synchronize(zex_stream_t stream, zex_exception_t* exception_out) {
   if (exception_out) *exception_out = nullptr;
   ZEX_REQUIRE(stream);
-  return guard([&] {
-    try {
-      stream->s.synchronize();
-    } catch (const zex::KernelException& e) {
-      return kernel_exception(e.info(), exception_out);
-    }
-    return ZEX_SUCCESS;
-  });
+  return guard_raising(exception_out, [&] { stream->s.synchronize(); });
 }
 
 zex_result_t zex_stream_synchronize_for(zex_stream_t stream, uint64_t timeout_ns, int* done_out,
@@ -384,16 +391,12 @@ zex_result_t zex_stream_synchronize_for(zex_stream_t stream, uint64_t timeout_ns
   if (exception_out) *exception_out = nullptr;
   if (done_out) *done_out = 0;
   ZEX_REQUIRE(stream);
-  return guard([&] {
-    try {
-      const bool done = stream->s.synchronize_for_ns(timeout_ns);
-      if (done_out) *done_out = done ? 1 : 0;
-    } catch (const zex::KernelException& e) {
-      if (done_out) *done_out = 1;
-      return kernel_exception(e.info(), exception_out);
-    }
-    return ZEX_SUCCESS;
+  const zex_result_t r = guard_raising(exception_out, [&] {
+    const bool done = stream->s.synchronize_for_ns(timeout_ns);
+    if (done_out) *done_out = done ? 1 : 0;
   });
+  if (r == ZEX_ERROR_KERNEL_EXCEPTION && done_out) *done_out = 1;  // it threw: the work has finished
+  return r;
 }
 
 // ---- events ----------------------------------------------------------------------------------------------
@@ -414,14 +417,7 @@ zex_result_t zex_stream_record(zex_stream_t stream, zex_event_t* out) {
 zex_result_t zex_event_synchronize(zex_event_t event, zex_exception_t* exception_out) {
   if (exception_out) *exception_out = nullptr;
   ZEX_REQUIRE(event);
-  return guard([&] {
-    try {
-      event->ev.synchronize();
-    } catch (const zex::KernelException& e) {
-      return kernel_exception(e.info(), exception_out);
-    }
-    return ZEX_SUCCESS;
-  });
+  return guard_raising(exception_out, [&] { event->ev.synchronize(); });
 }
 
 zex_result_t zex_event_ready(zex_event_t event, int* ready_out) {

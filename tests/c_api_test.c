@@ -106,18 +106,23 @@ typedef struct Env {
 
 enum { kTotal = 1024 };
 
-/* vadd over n elements with 4 groups of 256 work-items: throws when n < 1024. */
-static zex_result_t launch_vadd(Env* e, zex_stream_t s, uint32_t n, int level) {
-  zex_launch_config_t cfg = config_1d(4, 256, level);
-  zex_arg_t args[4];
+/* vadd's arguments: c, a, b and *n. */
+static void vadd_args(Env* e, const uint32_t* n, zex_arg_t args[4]) {
   args[0].size = sizeof e->c;
   args[0].value = &e->c;
   args[1].size = sizeof e->a;
   args[1].value = &e->a;
   args[2].size = sizeof e->b;
   args[2].value = &e->b;
-  args[3].size = sizeof n;
-  args[3].value = &n;
+  args[3].size = sizeof *n;
+  args[3].value = n;
+}
+
+/* vadd over n elements with 4 groups of 256 work-items: throws when n < 1024. */
+static zex_result_t launch_vadd(Env* e, zex_stream_t s, uint32_t n, int level) {
+  zex_launch_config_t cfg = config_1d(4, 256, level);
+  zex_arg_t args[4];
+  vadd_args(e, &n, args);
   return zex_stream_launch(s, e->vadd, &cfg, 4, args);
 }
 
@@ -198,17 +203,6 @@ static void test_devices(Env* e) {
 
 /* Issue 8 in the C API: operand values, the thrower count and the launch site (the same launch as the
  * C++ tests/stream_test.cpp: n = 1000 over 4 groups of 256, so work-items 1000..1023 throw). */
-static void vadd_args(Env* e, const uint32_t* n, zex_arg_t args[4]) {
-  args[0].size = sizeof e->c;
-  args[0].value = &e->c;
-  args[1].size = sizeof e->a;
-  args[1].value = &e->a;
-  args[2].size = sizeof e->b;
-  args[2].value = &e->b;
-  args[3].size = sizeof *n;
-  args[3].value = n;
-}
-
 static void test_values_count_and_site(Env* e) {
   zex_stream_t s = NULL;
   zex_exception_t ex = NULL;

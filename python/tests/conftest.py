@@ -49,6 +49,11 @@ def mod(dev, kernel_spv):
     return zex.Module(dev, kernel_spv)
 
 
+@pytest.fixture(scope="session")
+def vadd(mod):
+    return mod.kernel("vadd")
+
+
 @pytest.fixture
 def stream(dev):
     with zex.Stream(dev) as s:

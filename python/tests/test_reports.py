@@ -15,11 +15,6 @@ N = 1000
 TOTAL = 1024
 
 
-@pytest.fixture(scope="module")
-def vadd(mod):
-    return mod.kernel("vadd")
-
-
 @pytest.fixture
 def abc(ctx):
     a, b, c = (ctx.alloc_shared(4 * TOTAL) for _ in range(3))

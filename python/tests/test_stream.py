@@ -18,11 +18,6 @@ GROUP = 64
 GROUPS = (N + GROUP - 1) // GROUP + 1  # one group too many: work-items >= N throw BoundsError
 
 
-@pytest.fixture(scope="module")
-def vadd(mod):
-    return mod.kernel("vadd")
-
-
 @pytest.fixture
 def abc(ctx):
     a, b, c = (ctx.alloc_shared(4 * N) for _ in range(3))
