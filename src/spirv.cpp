@@ -136,6 +136,11 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
 
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
                                                bool merge_throw_sites, bool wrap_strings) {
+  return link_module(user, library_override, merge_throw_sites, wrap_strings).words;
+}
+
+LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
+                         bool merge_throw_sites, bool wrap_strings) {
   // A module of SPIR-V 1.0-1.3 gets the library built for SPIR-V <= 1.3, a newer one the 1.4 build.
   // SPIRV-Tools' linker refuses modules of different versions, so both are declared at the higher of
   // the two versions: raising a module's declared version keeps it valid, and the linked module then
@@ -182,13 +187,13 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
     try {
       std::vector<uint32_t> linked = link_once(attempts[k], library, version);
       validate_spirv(linked, "the module linked with the zex device library");
-      return linked;
+      return LinkedModule{std::move(linked), {}};
     } catch (const std::invalid_argument&) {
     }
   }
   std::vector<uint32_t> linked = link_once(attempts.back(), library, version);
   validate_spirv(linked, "the module linked with the zex device library");
-  return linked;
+  return LinkedModule{std::move(linked), {}};
 }
 
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words) {
