@@ -143,9 +143,10 @@ class Pass {
     for (Function& f : fns_) any = any || f.may_throw || has_throw_call(f);
     if (!any) return false;
     if (out) number(out);
+    const std::vector<uint32_t> before = to_words(m_);
     rewrite();
     m_.header[3] = next_;
-    return true;
+    return to_words(m_) != before;
   }
 
  private:
@@ -584,7 +585,10 @@ class Pass {
       if (!f.may_throw) continue;
       const Instruction& fi = m_.insts[f.first];
       const Instruction* ft = def(fi.word(4));
-      if (!ft) continue;
+      size_t params = 0;
+      for (const Instruction& p : f.head) params += p.opcode == op::FunctionParameter;
+      if (!ft || ft->opcode != opx::TypeFunction || ft->size() != 3 + params || ft->word(2) != fi.type_id)
+        throw std::invalid_argument("number_throw_paths: function %" + std::to_string(f.id) + " does not match its type");
       std::vector<uint32_t> ops(ft->words.begin() + 2, ft->words.end());
       ops[0] = flagged(fi.type_id).type;
       if (f.hidden) ops.push_back(uint_type());
@@ -818,6 +822,8 @@ class Pass {
       if (g == fn_index_.end()) continue;
       Function& callee = fns_[g->second];
       if (!callee.may_throw) continue;
+      if (i.type_id != ret_of.at(callee.id))
+        throw std::invalid_argument("number_throw_paths: call %" + std::to_string(i.result_id) + " has the wrong type");
       const Flagged& cf = flagged(ret_of.at(callee.id));
       Insts before, after;
       if (callee.hidden) {

@@ -4,7 +4,7 @@
  * with ZEXT_NOINLINE (helpers stay calls in an optimized module).
  *
  * The line numbers matter: tests/passes/passes_throw_paths_test.cpp and passes_e2e_test.cpp expect
- * them (ZEXT_LINE_* below are checked against this file by the tests). */
+ * them (the tests read the line of each marker from this file). */
 #include <zex/device.h>
 
 #ifdef ZEXT_NOINLINE
