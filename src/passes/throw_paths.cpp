@@ -47,7 +47,7 @@ namespace opx {
 constexpr uint16_t String = 7, TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeStruct = 30, TypeFunction = 33,
                    ConstantTrue = 41, ConstantFalse = 42, Constant = 43, ConstantComposite = 44, ConstantNull = 46,
                    SpecConstantOp = 52, AccessChain = 65, InBoundsAccessChain = 66, PtrAccessChain = 67,
-                   InBoundsPtrAccessChain = 70, CompositeConstruct = 80, CompositeExtract = 81, CopyObject = 83,
+                   InBoundsPtrAccessChain = 70, CompositeConstruct = 80, CompositeExtract = 81, CompositeInsert = 82, CopyObject = 83,
                    IAdd = 128, PtrCastToGeneric = 121, Bitcast = 124;
 }  // namespace opx
 
@@ -111,6 +111,7 @@ struct Function {
   uint32_t id = 0;
   size_t first = 0, last = 0;  // OpFunction, OpFunctionEnd in m.insts
   bool entry = false, wrapper = false;
+  bool kernel_body = false;  // the function an entry-point wrapper calls: a kernel in all but name
   Insts head;  // OpFunctionParameters
   std::vector<Block> blocks;
   std::vector<Call> calls;  // to defined functions and to zex throw entry points, in body order
@@ -226,6 +227,19 @@ class Pass {
         f.wrapper = real == 2;
       }
     }
+    // The function a wrapper calls is the kernel for every reader of the module: llvm-spirv's reverse
+    // translation (and so zex-cpu's and Intel's front ends) gives it the kernel's calling convention,
+    // which requires a void return. It keeps its type and ends the work-item by returning, as a kernel
+    // does; a module that calls it from anywhere else is left alone.
+    std::map<uint32_t, size_t> calls_to;
+    for (const Function& f : fns_)
+      for (const Call& c : f.calls) ++calls_to[c.callee];
+    for (Function& f : fns_)
+      if (f.wrapper) {
+        Function& body = fns_[fn_index_.at(f.calls[0].callee)];
+        if (calls_to[body.id] != 1 || body.entry) return false;
+        body.kernel_body = true;
+      }
     return true;
   }
 
@@ -250,7 +264,7 @@ class Pass {
         if (!visit(g->second)) return false;
         t = t || fns_[g->second].may_throw;
       }
-      f.may_throw = t && !f.entry;
+      f.may_throw = t && !f.entry && !f.kernel_body;
       f.throws = t;
       state[k] = 2;
       return true;
@@ -555,6 +569,7 @@ class Pass {
     uint32_t type = 0;       // the new return type
     uint32_t thrown = 0;     // the constant a throw exit returns
     uint32_t not_thrown = 0; // void functions: the constant a normal return returns
+    uint32_t null_value = 0; // {ret, bool}: the null {ret, false} both kinds of return insert into
     bool wrapped = false;    // {ret, bool}
   };
   std::map<uint32_t, Flagged> flagged_;  // original return type -> its flagged form
@@ -570,8 +585,13 @@ class Pass {
     } else {
       r.wrapped = true;
       r.type = find_type(opx::TypeStruct, {ret, bool_type()});
-      const uint32_t null = find_constant(opx::ConstantNull, ret, {}, true);
-      r.thrown = find_constant(opx::ConstantComposite, r.type, {null, bool_constant(true)}, true);
+      const uint32_t null = 0;
+      // Built where it is returned, by OpCompositeInsert into the null {ret, false}: llvm-spirv-15's
+      // reverse translation (zex-cpu's front end) takes OpCompositeConstruct of a struct and
+      // OpConstantComposite with a bool member for constants and crashes on them.
+      (void)null;
+      r.null_value = find_constant(opx::ConstantNull, r.type, {}, true);
+      r.thrown = 0;
     }
     return flagged_[ret] = r;
   }
@@ -767,9 +787,9 @@ class Pass {
       Instruction& t = b.insts.back();
       if (throwing.count(b.id())) {
         if (helper && (t.opcode == op::Return || t.opcode == op::ReturnValue)) {
-          Instruction r = make_instruction(op::ReturnValue, 0, 0, {fl->thrown});
-          r.annotations = t.annotations;
-          t = std::move(r);
+          Instruction r = make_instruction(op::ReturnValue, 0, 0, {thrown_value(*fl, b.insts)});
+          r.annotations = b.insts.back().annotations;
+          b.insts.back() = std::move(r);
           continue;
         }
         for (uint32_t s : targets(t)) {
@@ -784,7 +804,9 @@ class Pass {
         t = std::move(r);
       } else if (helper && t.opcode == op::ReturnValue) {
         const uint32_t s = fresh();
-        b.insts.insert(b.insts.end() - 1, make_instruction(opx::CompositeConstruct, fl->type, s, {t.word(1), bool_constant(false)}));
+        Instruction c = make_instruction(opx::CompositeInsert, fl->type, s, {t.word(1), fl->null_value});
+        add_operand(c, 0, SPV_OPERAND_TYPE_LITERAL_INTEGER);
+        b.insts.insert(b.insts.end() - 1, std::move(c));
         Instruction r = make_instruction(op::ReturnValue, 0, 0, {s});
         r.annotations = b.insts.back().annotations;
         b.insts.back() = std::move(r);
@@ -896,12 +918,29 @@ class Pass {
     }
     if (thrown_block) {
       Block t{make_instruction(op::Label, 0, thrown_block, {}), {}};
-      t.insts.push_back(helper ? make_instruction(op::ReturnValue, 0, 0, {fl->thrown}) : make_instruction(op::Return, 0, 0, {}));
+      if (helper) {
+        Insts body;
+        const uint32_t v = thrown_value(*fl, body);
+        t.insts = std::move(body);
+        t.insts.push_back(make_instruction(op::ReturnValue, 0, 0, {v}));
+      } else {
+        t.insts.push_back(make_instruction(op::Return, 0, 0, {}));
+      }
       f.blocks.push_back(std::move(t));
     }
   }
 
   uint32_t void_type() { return find_type(opx::TypeVoid, {}); }
+  // The value a throw exit returns, built before the last instruction of `insts` (its terminator) if
+  // there is one, else appended.
+  uint32_t thrown_value(const Flagged& fl, Insts& insts) {
+    if (!fl.wrapped) return fl.thrown;
+    const uint32_t v = fresh();
+    Instruction c = make_instruction(opx::CompositeInsert, fl.type, v, {bool_constant(true), fl.null_value});
+    add_operand(c, 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);
+    insts.insert(insts.empty() ? insts.end() : insts.end() - 1, std::move(c));
+    return v;
+  }
 
   Module& m_;
   uint32_t next_;
