@@ -12,8 +12,6 @@
  *   ZEXB_ZEX_SHARED  the same three zex calls, emitted ONCE per kernel: each failing site stores its
  *                 line and jumps to the kernel's single throw block (what a compiler can emit with a
  *                 phi; in OpenCL C it takes ZEXB_PROLOGUE/ZEXB_EPILOGUE around the kernel body)
- *   ZEXB_ZEX_FUSED  ZEX_CHECK_BOUNDS's report through the fused entry point zex_throw (one call per
- *                 site, claiming once) instead of the three calls of <zex/device.h>
  *   ZEXB_FLOOR    the floor of a reporting cold path (issue 15): one shared throw block per kernel,
  *                 site number only. Each failing site stores a constant site number (its line) and
  *                 jumps to the block, which does one device-scope CAS on the claim word and, for the
@@ -33,15 +31,21 @@
 #define ZEXB_ZEX_SHARED 5
 #define ZEXB_CASONLY 6
 #define ZEXB_FLOOR 7
-#define ZEXB_ZEX_FUSED 8
 
 #ifndef ZEXB_VARIANT
-#error "define ZEXB_VARIANT to one of ZEXB_NOCHECK..ZEXB_ZEX_FUSED"
+#error "define ZEXB_VARIANT to one of ZEXB_NOCHECK..ZEXB_FLOOR"
 #endif
 
 #if ZEXB_VARIANT != ZEXB_ZEX_SHARED && ZEXB_VARIANT != ZEXB_FLOOR
 #define ZEXB_PROLOGUE
 #define ZEXB_EPILOGUE
+#endif
+/* Helpers take the state as their last parameter too (ZEXB_STATE_PARAM) and get it passed on with
+   ZEXB_STATE_ARG; both are empty for the variants without a state. */
+#if ZEXB_VARIANT == ZEXB_NOCHECK || ZEXB_VARIANT == ZEXB_SILENT || ZEXB_VARIANT == ZEXB_PRINTF
+#define ZEXB_STATE_ARG
+#else
+#define ZEXB_STATE_ARG , zex
 #endif
 
 #if ZEXB_VARIANT == ZEXB_NOCHECK
@@ -145,18 +149,6 @@ __attribute__((overloadable)) uint __spirv_AtomicCompareExchange(volatile __glob
   zex_report_exception(zex, "BoundsError", "Out-of-bounds array access");                    \
   zex_report_frame(zex, 0u, (__constant char*)__func__, __FILE__, zexb_line);                \
   zex_signal_exception(zex);
-
-#elif ZEXB_VARIANT == ZEXB_ZEX_FUSED
-#include <zex/device.h>
-#define ZEXB_STATE_PARAM , zex_state_t zex
-#define ZEXB_CHECK(i, n)                                                                             \
-  do {                                                                                               \
-    if (__builtin_expect(!((i) < (n)), 0)) {                                                         \
-      zex_throw(zex, "BoundsError", "Out-of-bounds array access", 2u, ZEX_VALUES_BOUNDS, (ulong)(i), \
-                (ulong)(n), (__constant char*)__func__, __FILE__, (uint)__LINE__);                   \
-      return;                                                                                        \
-    }                                                                                                \
-  } while (0)
 
 #elif ZEXB_VARIANT == ZEXB_FLOOR
 /* The same 24-byte state as zex_state_t (report, claim, launch id); the report is read as
