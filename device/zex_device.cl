@@ -1,4 +1,4 @@
-/* The zex device library: the four entry points of the report ABI (include/zex/abi.h,
+/* The zex device library: the entry points of the report ABI (include/zex/abi.h,
  * docs/abi.md), compiled to a SPIR-V library module that zex links after the user's module.
  *
  * Shape constraints, because this is the cold path of every kernel that can throw and Intel's
@@ -66,7 +66,10 @@ static inline bool zex_is_claimant(zex_state_t zex) {
 }
 
 /* The body of both throw entry points, inlined into each: a throw without values records a count
-   of 0, which a level-1 module folds into one store. */
+   of 0, which a level-1 module folds into one store. It does not write the site word (version 3):
+   the host zeroes the whole report before a slot is first handed out and every time it reads or
+   discards one (SlabPool::release, SlabPool::discard), and only a claimant writes to a report, so
+   the site of a report written here is already 0, and the cold path saves a store. */
 __attribute__((always_inline)) static inline int zex_report(zex_state_t zex, __constant char* name, __constant char* reason, uint count,
                              uint kind, ulong a, ulong b) {
   /* Every throwing work-item counts itself, claimant or not, before the claim: from level 1 up, as
@@ -149,7 +152,7 @@ void zex_signal_exception(zex_state_t zex) {
    zex_signal_exception in one call, for a throw whose report is complete at the throw site. The
    claimant knows it is the claimant from its own CAS, so it does not re-load the claim word and
    recompute its claim value twice more (what the separate entry points must do, since a compiler may
-   call them apart). Same report layout as the three calls (ABI version 2): frame [1] at level 2,
+   call them apart). Same report layout as the three calls: frame [1] at level 2,
    frame_count 1, the status last after the release fence. Losers return after the CAS. */
 void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, uint count, uint kind, ulong a,
                ulong b, __constant char* function, __constant char* file, uint line) {
@@ -161,6 +164,55 @@ void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, 
     r->frames[0].file = (ulong)file;
     r->frames[0].line = line;
     r->frame_count = 1u;
+  }
+  atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+  r->status = ZEX_STATUS_THROWN;
+}
+
+/* The claim value of zex_throw_site: a constant, since the claimant knows it owns the report from
+   its own CAS and never looks at the claim word again. Any non-zero value marks the report taken.
+   zex_is_claimant (the three-call protocol) compares the claim word with (linear id + 1) truncated
+   to 32 bits, which equals 0xFFFFFFFF only for linear id 2^32 - 2: only a launch of at least
+   2^32 - 1 work-items that mixes both protocols could have a three-call work-item take this
+   claimant's report for its own. */
+#define ZEX_SITE_CLAIM 0xFFFFFFFFu
+
+/* The fused cold path of a numbered throw site (ABI version 3): zex's link-time pass replaces a
+   zex_throw whose strings and call chain it knows with this call, and the host prints name, reason
+   and the whole call chain from the module's site table. So no string is recorded and no frame
+   written (frame_count stays 0), and with no string address to validate the constant-surface load
+   of zex_abi_version is not needed: the version is a constant store. Losers return after the CAS. */
+void zex_throw_site(zex_state_t zex, uint site, uint count, uint kind, ulong a, ulong b) {
+  uint level = zex_level();
+  if (level >= 1u)
+    __spirv_AtomicIIncrement((volatile __global ulong*)(zex.claim + ZEX_COUNT_OFFSET), ZEX_SCOPE_DEVICE,
+                             ZEX_SEMANTICS_RELAXED);
+  uint previous = __spirv_AtomicCompareExchange((volatile __global uint*)zex.claim, ZEX_SCOPE_DEVICE,
+                                                 ZEX_SEMANTICS_RELAXED, ZEX_SEMANTICS_RELAXED,
+                                                 ZEX_SITE_CLAIM, 0u);
+  if (previous != 0u)
+    return;
+  __global zex_report_t* r = zex_report_ptr(zex);
+  r->debug_level = level;
+  r->launch_id = zex.launch_id;
+  r->abi_version = ZEX_ABI_VERSION;
+  if (level >= 1u) {
+    r->site = site;
+    r->value_count = count > (uint)ZEX_MAX_VALUES ? (uint)ZEX_MAX_VALUES : count;
+    r->value_kind = kind;
+    if (count >= 1u) r->values[0] = a;
+    if (count >= 2u) r->values[1] = b;
+  }
+  if (level >= 2u) {
+    r->global_id[0] = get_global_id(0);
+    r->global_id[1] = get_global_id(1);
+    r->global_id[2] = get_global_id(2);
+    r->group_id[0] = get_group_id(0);
+    r->group_id[1] = get_group_id(1);
+    r->group_id[2] = get_group_id(2);
+    r->local_id[0] = get_local_id(0);
+    r->local_id[1] = get_local_id(1);
+    r->local_id[2] = get_local_id(2);
   }
   atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
   r->status = ZEX_STATUS_THROWN;

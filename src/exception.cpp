@@ -52,6 +52,24 @@ const char* level_knob(Language lang) {
   return "LaunchConfig::debug_level";
 }
 
+void append_stacktrace(std::string& m, const KernelExceptionInfo& info) {
+  if (info.frames.empty()) return;
+  m += "\nStacktrace:";
+  for (size_t i = 0; i < info.frames.size(); ++i) {
+    const Frame& f = info.frames[i];
+    m += "\n [" + std::to_string(i + 1) + "] " + f.function;
+    // Line 0 is what a site table holds for a caller without debug information: say so rather
+    // than print a made-up "file:0".
+    if (f.line == 0)
+      m += " (line unknown: the module has no debug information)";
+    else
+      m += " at " + f.file + ":" + std::to_string(f.line);
+  }
+  if (info.frame_depth > info.frames.size())
+    m += "\n(" + std::to_string(info.frame_depth) + " frames; the innermost " + std::to_string(info.frames.size()) +
+         " are shown)";
+}
+
 }  // namespace
 
 }  // namespace detail
@@ -85,20 +103,16 @@ std::string format_kernel_exception(const KernelExceptionInfo& info, Language la
     m += std::string("\nHint: launch with debug_level=1 (") + level_knob(lang) +
          " or ZEX_DEBUG_LEVEL=1) to see the exception's name and reason.";
   } else if (info.debug_level == 1) {
+    append_stacktrace(m, info);
+    // Frames of a numbered throw site come at level 1: the hint must not promise them again.
     m += std::string("\nHint: launch with debug_level=2 (") + level_knob(lang) +
-         " or ZEX_DEBUG_LEVEL=2) to see the work-item that threw and a stacktrace.";
+         " or ZEX_DEBUG_LEVEL=2) to see the work-item that threw" +
+         (info.frames.empty() ? " and a stacktrace." : ".");
   } else {
     if (info.global_id && info.group_id)
       m += "\nThrown by work-item " + triple(*info.global_id) + " in work-group " +
            triple(*info.group_id) + ".";
-    if (!info.frames.empty()) {
-      m += "\nStacktrace:";
-      for (size_t i = 0; i < info.frames.size(); ++i) {
-        const Frame& f = info.frames[i];
-        m += "\n [" + std::to_string(i + 1) + "] " + f.function + " at " + f.file + ":" +
-             std::to_string(f.line);
-      }
-    }
+    append_stacktrace(m, info);
   }
   return m;
 }

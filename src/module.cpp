@@ -31,8 +31,8 @@ int checked_level(int level) {
   return level;
 }
 
-ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv)
-    : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)) {
+ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv, SiteTable sites)
+    : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)), sites_(std::move(sites)) {
   ModuleFacts facts = spirv_module_facts(spirv_);  // one parse of the linked module
   kernel_names_ = std::move(facts.kernel_names);
   without_state_ = std::move(facts.kernels_without_state);
@@ -128,7 +128,8 @@ Module::Module(const Device& dev, const void* data, size_t size_bytes) {
 void Module::init(const Device& dev, const std::vector<uint32_t>& words) {
   if (!dev) throw zex::InvalidArgument("zex::Module: empty zex::Device");
   detail::validate_spirv(words, "the module's SPIR-V");
-  state_ = std::make_shared<detail::ModuleState>(dev, detail::link_with_device_library(words));
+  detail::LinkedModule linked = detail::link_module(words);
+  state_ = std::make_shared<detail::ModuleState>(dev, std::move(linked.words), std::move(linked.sites));
 }
 
 void Module::throw_moved_from(const char* what) {

@@ -546,13 +546,14 @@ void Stream::Impl::raise(bool all_done) {
   ze_event_handle_t ev = host_sync ? nullptr : next_event();
   const int level = e ? e->level : env_level;
   const detail::KnownStrings* known = e ? e->kernel->module->known_strings(level) : nullptr;
+  const detail::SiteTable* sites = e ? &e->kernel->module->sites() : nullptr;
   KernelExceptionInfo info = pool->read_and_reset(
       slot,
       [](const void* self, uint64_t id) {
         const Run* f = static_cast<const Impl*>(self)->find(id);
         return f ? *f->kernel->name : std::string();
       },
-      this, level, list, ev, known);
+      this, level, list, ev, known, sites);
   ++seq;
   if (e && e->file) info.launch_site = SourceLocation{e->file, e->line};
   // After synchronize every launch has finished (the reset is zex's own command); after an Event's

@@ -105,7 +105,7 @@ uint32_t sourceLine(const std::string& marker) {
 }
 
 const char* const kEntryPoints[] = {"zex_report_exception", "zex_report_exception_values", "zex_report_frame",
-                                    "zex_signal_exception", "zex_throw"};
+                                    "zex_signal_exception", "zex_throw", "zex_throw_site"};
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -188,6 +188,42 @@ TEST(DeviceLibrary, FusedThrowClaimsOnceAndStoresTheStatusLast) {
   const Inst* last_store = nullptr;
   bool fence_before = false, fence_seen = false;
   for (const Inst& i : fused->body) {
+    if (i.opcode == op::MemoryBarrier) fence_seen = true;
+    if (i.opcode == op::Store) {
+      last_store = &i;
+      fence_before = fence_seen;
+    }
+  }
+  ASSERT_NE(last_store, nullptr);
+  EXPECT_TRUE(fence_before) << "no memory barrier before the last store";
+  EXPECT_EQ(m.constant(last_store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
+}
+
+// The throw-site entry point (ABI version 3): zex_throw_site(state, site, count, kind, a, b). No
+// strings; one claim with a constant claim value (the claimant knows it owns the report from its own
+// CAS), the status last after a fence.
+TEST(DeviceLibrary, ThrowSiteClaimsOnceWithAConstantAndStoresTheStatusLast) {
+  Module m(library());
+  const Function* site = m.exported("zex_throw_site");
+  ASSERT_NE(site, nullptr);
+  EXPECT_EQ(m.def(site->def.type).opcode, op::TypeVoid);
+  ASSERT_EQ(site->params.size(), 6u);
+  EXPECT_TRUE(m.isStateStruct(m.pointee(site->params[0].type)));
+  for (size_t p : {1u, 2u, 3u})
+    EXPECT_TRUE(m.isInt(site->params[p].type, 32)) << "parameter " << p;
+  for (size_t p : {4u, 5u})
+    EXPECT_TRUE(m.isInt(site->params[p].type, 64)) << "value parameter " << p;
+  EXPECT_EQ(site->count(op::AtomicCompareExchange), 1u);
+  EXPECT_EQ(site->count(op::AtomicLoad), 0u) << "the claimant must not re-load its claim";
+  for (const Inst& i : site->body)
+    if (i.opcode == op::AtomicCompareExchange) {
+      // OpAtomicCompareExchange: type, result, pointer, scope, equal, unequal, value, comparator.
+      EXPECT_EQ(m.constant(i.word(7)), std::optional<uint64_t>(0xFFFFFFFFu)) << "a constant claim value";
+      EXPECT_EQ(m.constant(i.word(8)), std::optional<uint64_t>(0u));
+    }
+  const Inst* last_store = nullptr;
+  bool fence_before = false, fence_seen = false;
+  for (const Inst& i : site->body) {
     if (i.opcode == op::MemoryBarrier) fence_seen = true;
     if (i.opcode == op::Store) {
       last_store = &i;

@@ -444,3 +444,55 @@ TEST(Module, FusedThrowEntryPointReportsLikeTheThreeCalls) {
   s.launch(k, cfg, out.get(), 64u);
   EXPECT_NO_THROW(s.synchronize());
 }
+
+// zex_throw_site (ABI version 3) called directly, on zex-cpu: what lands at each level. No table
+// numbers site 7 (the kernel calls the entry point itself), so the host says so instead of a name.
+TEST(Module, ThrowSiteEntryPointWritesTheSiteValuesAndIdsByLevel) {
+  auto& e = env();
+  zex::Module mod(e.dev, zex_test::read_file(ZEX_TEST_SITE_KERNEL_SPV));
+  zex::Kernel k = mod.kernel("throw_site_direct");
+  zex::Stream s(e.dev);
+  for (uint32_t level : {0u, 1u, 2u}) {
+    SCOPED_TRACE(level);
+    zex::LaunchConfig cfg;
+    cfg.groups = {1, 1, 1};
+    cfg.group_size = {64, 1, 1};
+    cfg.debug_level = level;
+    s.launch(k, cfg, 61u);
+    auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+    EXPECT_EQ(ex.debug_level(), static_cast<int>(level));
+    EXPECT_EQ(ex.abi_version(), ZEX_ABI_VERSION);
+    EXPECT_EQ(ex.name(), "");
+    EXPECT_TRUE(ex.frames().empty());
+    const std::string what = ex.what();
+    if (level == 0) {
+      EXPECT_EQ(ex.reason(), "");
+      EXPECT_TRUE(ex.values().empty());
+      EXPECT_EQ(ex.thrower_count(), 1u);
+      EXPECT_EQ(what.find("throw site"), std::string::npos) << what;
+      continue;
+    }
+    EXPECT_EQ(ex.reason(), "unknown throw site 7 (the module numbered none)");
+    EXPECT_NE(what.find("An exception was thrown in kernel 'throw_site_direct'"), std::string::npos) << what;
+    EXPECT_NE(what.find(": unknown throw site 7 (the module numbered none): values "), std::string::npos) << what;
+    ASSERT_EQ(ex.values().size(), 2u);
+    EXPECT_GE(ex.values()[0], 61u);
+    EXPECT_EQ(ex.values()[1], 0xABCDu);
+    EXPECT_EQ(ex.thrower_count(), 3u);
+    if (level == 2) {
+      ASSERT_TRUE(ex.global_id().has_value());
+      EXPECT_EQ((*ex.global_id())[0], ex.values()[0]) << "the ids are the claimant's";
+      ASSERT_TRUE(ex.local_id().has_value());
+      EXPECT_EQ((*ex.local_id())[0], ex.values()[0]);
+      ASSERT_TRUE(ex.group_id().has_value());
+      EXPECT_EQ((*ex.group_id())[0], 0u);
+    } else {
+      EXPECT_FALSE(ex.global_id().has_value());
+    }
+  }
+  zex::LaunchConfig cfg;
+  cfg.groups = {1, 1, 1};
+  cfg.group_size = {64, 1, 1};
+  s.launch(k, cfg, 64u);
+  EXPECT_NO_THROW(s.synchronize());
+}

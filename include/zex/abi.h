@@ -1,4 +1,5 @@
-/* zex report ABI, version 2 (version 1 plus operand values and a thrower count; docs/abi.md).
+/* zex report ABI, version 3 (version 1 plus operand values and a thrower count in version 2, plus a
+ * throw-site id in version 3; docs/abi.md).
  *
  * The contract between the device library (device/zex_device.cl, or any compiler that emits the same
  * calls), the kernel, and the host decoder. Plain C so that one header serves OpenCL C (clang-15
@@ -12,9 +13,11 @@
 #ifndef ZEX_ABI_H
 #define ZEX_ABI_H
 
-#define ZEX_ABI_VERSION 2u
+#define ZEX_ABI_VERSION 3u
 /* The oldest report version a host still reads: a version-1 report is a version-2 report without
-   values (its last 16 bytes were reserved, written as zero), so the host reads it as one. */
+   values (its last 16 bytes were reserved, written as zero), and a version-2 report is a version-3
+   report without a site (the host ignores bytes 520..528 of a report older than version 3, whatever
+   they hold), so the host reads both. */
 #define ZEX_ABI_VERSION_MIN 1u
 /* SPIR-V SpecId of the debug level (a 32-bit OpSpecConstant, default 1). "zex1" in ASCII, chosen so
    that it cannot collide with the small SpecIds a user's own kernels use. */
@@ -101,7 +104,10 @@ typedef struct zex_report {
   zex_u64_t values[ZEX_MAX_VALUES]; /* 496: operand values (level >= 1), e.g. index and length */
   zex_u32_t value_count;     /* 512: how many of values[] were recorded; the host clamps it */
   zex_u32_t value_kind;      /* 516: ZEX_VALUES_*: how the host labels them */
-  zex_u64_t reserved;        /* 520 .. 528 */
+  /* Version 3 (versions 1 and 2 had 8 reserved bytes here): */
+  zex_u32_t site;            /* 520: throw-site id (zex_throw_site, level >= 1); 0 = none. The host
+                                takes name, reason and frames from the module's site table */
+  zex_u32_t reserved;        /* 524 */
 } zex_report_t;
 
 #ifdef __cplusplus
@@ -139,6 +145,7 @@ ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, frames) == 112, "zex_report_t.frame
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, values) == 496, "zex_report_t.values at 496");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, value_count) == 512, "zex_report_t.value_count at 512");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, value_kind) == 516, "zex_report_t.value_kind at 516");
-ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, reserved) == 520, "zex_report_t.reserved at 520");
+ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, site) == 520, "zex_report_t.site at 520");
+ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, reserved) == 524, "zex_report_t.reserved at 524");
 
 #endif /* ZEX_ABI_H */

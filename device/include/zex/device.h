@@ -9,7 +9,7 @@
  *   }
  *
  * The kernel's module is linked with the zex device library (zex_device.spv), which defines the
- * four entry points declared here; zex::Module does that link. */
+ * entry points declared here; zex::Module does that link. */
 #ifndef ZEX_DEVICE_H
 #define ZEX_DEVICE_H
 
@@ -40,6 +40,12 @@ void zex_signal_exception(zex_state_t zex);
    line at level 2, publish), claiming once. For throws whose report is complete at the site. */
 void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, uint count, uint kind, ulong a,
                ulong b, __constant char* function, __constant char* file, uint line);
+
+/* The fused cold path of a numbered throw site (ABI version 3): zex's link-time pass emits this call
+   in place of a zex_throw whose strings and call chain it knows, and keeps the site's name, reason
+   and frames in a host-side table; the device records only `site` (>= 1) and the values (level >= 1)
+   and the ids (level 2). The macros below do not call it. */
+void zex_throw_site(zex_state_t zex, uint site, uint count, uint kind, ulong a, ulong b);
 
 /* In OpenCL C (clang-15), string literals and __func__ are emitted in the __constant address space,
    so they are passed by address, never copied. __func__ is typed `const __constant char[]`; the cast

@@ -11,10 +11,12 @@
 #pragma once
 
 #include <zex/abi.h>
+#include <zex/detail/sites.hpp>
 #include <zex/error.hpp>
 #include <zex/exception.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -105,6 +107,9 @@ struct DecodedReport {
   std::array<uint64_t, 3> global_id{}, group_id{}, local_id{};
   uint32_t frame_count = 0;  // clamped to ZEX_MAX_FRAMES
   std::vector<Frame> frames;
+  uint32_t site = 0;         // throw-site id (version >= 3; 0 = none)
+  bool frames_from_site = false;  // frames came from the site table (shown from level 1), not the device
+  uint32_t frame_depth = 0;  // frames in the site's whole chain (0 = not known / frames.size())
   uint32_t value_count = 0;  // clamped to ZEX_MAX_VALUES; 0 for a version-1 report
   uint32_t value_kind = ZEX_VALUES_PLAIN;
   std::array<uint64_t, ZEX_MAX_VALUES> values{};
@@ -116,9 +121,24 @@ inline bool known_abi_version(uint32_t version) noexcept {
   return version >= ZEX_ABI_VERSION_MIN && version <= ZEX_ABI_VERSION;
 }
 
+/// What a report says for a site id its module's table does not have: a hostile report, a table
+/// missing (a module zex did not link, a runtime that checks slots without passing it), or a direct
+/// call of zex_throw_site. Says so rather than show nothing.
+inline std::string unknown_site_reason(uint32_t site, const SiteTable* sites) {
+  std::string t = "unknown throw site " + std::to_string(site);
+  if (!sites || sites->empty())
+    t += " (the module numbered none)";
+  else
+    t += " (the module numbered " + std::to_string(sites->size()) + ")";
+  return t;
+}
+
 /// Decodes `r` (a host copy of the report), reading strings from `known` where it holds them and
-/// through `mem` otherwise. Never throws on hostile content (only std::bad_alloc).
-inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, const KnownStrings* known = nullptr) {
+/// through `mem` otherwise. A version-3 report with a site takes its name, reason and frames from
+/// `sites` (the throwing module's table) and reads no string at all. Never throws on hostile
+/// content (only std::bad_alloc).
+inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, const KnownStrings* known = nullptr,
+                                   const SiteTable* sites = nullptr) {
   DecodedReport d;
   d.status = r.status;
   d.debug_level = r.debug_level;
@@ -138,6 +158,26 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, con
     d.local_id[i] = r.local_id[i];
   }
   d.frame_count = std::min<uint32_t>(r.frame_count, ZEX_MAX_FRAMES);
+  // Versions 1 and 2 had reserved bytes where version 3 keeps the site: never read them as one.
+  if (r.abi_version >= 3 && r.site != 0) {
+    // The site wins over any string address or frame the report also holds: zex_throw_site writes
+    // neither, so they can only be stale or hostile.
+    d.site = r.site;
+    d.frame_count = 0;
+    if (sites && r.site <= sites->size()) {
+      const ThrowSite& t = (*sites)[r.site - 1];
+      d.name = t.name;
+      d.reason = t.reason;
+      const size_t n = std::min<size_t>(t.frames.size(), ZEX_MAX_FRAMES);
+      d.frames.assign(t.frames.begin(), t.frames.begin() + static_cast<std::ptrdiff_t>(n));
+      d.frame_count = static_cast<uint32_t>(n);
+      d.frame_depth = std::max<uint32_t>(t.depth, d.frame_count);
+      d.frames_from_site = true;
+    } else {
+      d.reason = unknown_site_reason(r.site, sites);
+    }
+    return d;
+  }
 
   // Every distinct non-zero address once: a file name is usually shared by all frames.
   std::vector<uint64_t> addrs;
@@ -219,6 +259,12 @@ inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_na
   if (level >= 1) {
     e.name = std::move(d.name);
     e.reason = std::move(d.reason);
+    // Frames from the site table cost the device nothing but the id: shown from level 1 up, which
+    // is the point of numbering sites (full backtraces at level-1 cost).
+    if (d.frames_from_site) {
+      e.frames = std::move(d.frames);
+      e.frame_depth = d.frame_depth;
+    }
     e.values.assign(d.values.begin(), d.values.begin() + d.value_count);
     e.value_kind = d.value_kind;
     // The claimant counted itself: a count of 0 (not read, or a hostile or version-1 device) is 1.
@@ -228,7 +274,7 @@ inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_na
     e.global_id = d.global_id;
     e.group_id = d.group_id;
     e.local_id = d.local_id;
-    e.frames = std::move(d.frames);
+    if (!d.frames_from_site) e.frames = std::move(d.frames);
   }
   return e;
 }
