@@ -527,3 +527,17 @@ TEST(DecoderSites, AVersion2ReportNeverHasASite) {
   EXPECT_EQ(d.reason, "");
   EXPECT_TRUE(d.frames.empty());
 }
+
+TEST(DecoderSites, TableStringsAreEscapedLikeDeviceStrings) {
+  FakeMemory m;
+  zex::detail::SiteTable table(1);
+  table[0].name = "Bad\nName";
+  table[0].reason = std::string(5000, 'r');
+  table[0].frames = {{"f\x01", "/k.cl", 3}};
+  auto d = zex::detail::decode_report(site_report(1, 1), m, nullptr, &table);
+  EXPECT_EQ(d.name, "Bad\\x0aName");
+  EXPECT_EQ(d.reason, std::string(zex::detail::kMaxString, 'r') + "...");
+  ASSERT_EQ(d.frames.size(), 1u);
+  EXPECT_EQ(d.frames[0].function, "f\\x01");
+  EXPECT_EQ(d.frames[0].file, "/k.cl");
+}

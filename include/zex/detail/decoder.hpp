@@ -121,6 +121,14 @@ inline bool known_abi_version(uint32_t version) noexcept {
   return version >= ZEX_ABI_VERSION_MIN && version <= ZEX_ABI_VERSION;
 }
 
+/// A site table's string, made safe to print as the device's strings are: the table is the host's
+/// own, but its bytes come from the user's module.
+inline std::string table_string(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.c_str());
+  // Up to and with the terminating NUL, so that a whole string is not marked as cut.
+  return s.size() < kMaxString ? printable(p, s.size() + 1) : printable(p, kMaxString);
+}
+
 /// What a report says for a site id its module's table does not have: a hostile report, a table
 /// missing (a module zex did not link, a runtime that checks slots without passing it), or a direct
 /// call of zex_throw_site. Says so rather than show nothing.
@@ -166,10 +174,11 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, con
     d.frame_count = 0;
     if (sites && r.site <= sites->size()) {
       const ThrowSite& t = (*sites)[r.site - 1];
-      d.name = t.name;
-      d.reason = t.reason;
+      d.name = table_string(t.name);
+      d.reason = table_string(t.reason);
       const size_t n = std::min<size_t>(t.frames.size(), ZEX_MAX_FRAMES);
-      d.frames.assign(t.frames.begin(), t.frames.begin() + static_cast<std::ptrdiff_t>(n));
+      for (size_t i = 0; i < n; ++i)
+        d.frames.push_back(Frame{table_string(t.frames[i].function), table_string(t.frames[i].file), t.frames[i].line});
       d.frame_count = static_cast<uint32_t>(n);
       d.frame_depth = std::max<uint32_t>(t.depth, d.frame_count);
       d.frames_from_site = true;
