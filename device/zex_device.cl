@@ -177,12 +177,23 @@ void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, 
    claimant's report for its own. */
 #define ZEX_SITE_CLAIM 0xFFFFFFFFu
 
-/* The fused cold path of a numbered throw site (ABI version 3): zex's link-time pass replaces a
-   zex_throw whose strings and call chain it knows with this call, and the host prints name, reason
-   and the whole call chain from the module's site table. So no string is recorded and no frame
-   written (frame_count stays 0), and with no string address to validate the constant-surface load
-   of zex_abi_version is not needed: the version is a constant store. Losers return after the CAS. */
-void zex_throw_site(zex_state_t zex, uint site, uint count, uint kind, ulong a, ulong b) {
+/* The cold path of a numbered throw site (issue 15; ABI version 3). Everything the host can know
+   from the site id (name, reason, frames, how many values and what they are) it takes from the
+   module's site table, so the claimant stores only what varies at run time, one store each, no
+   branch but the level's:
+    - every level: the launch id, abi_version, and `site` with the debug level in its top bits (the
+      level is the specialization constant, so `site | level << 30` folds to the id's expression), so
+      a level-0 report names its site too and the host needs no separate debug_level store;
+    - level >= 1: the thrower count (before the claim, as zex_report does) and both values, whatever
+      the site's count (unconditional stores are cheaper than the branches; the host shows `count`);
+    - level 2: the global id; the host derives the group and local ids from the launch's group size.
+   The claim value is a constant: the claimant knows it owns the report from its own CAS, and no
+   zex_report_frame/zex_signal_exception of this work-item will compare it. Three-call work-items of
+   the same launch compare the claim word with their linear id + 1; only in a launch of 2^32 - 1 or
+   more work-items could one of them take a zex_throw_site claimant's report for its own (docs/abi.md).
+   Each store here costs 64-192 bytes of ISA on DG2 (docs/benchmarks-igc.md, "Issue 15: the site
+   cold path"). */
+void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b) {
   uint level = zex_level();
   if (level >= 1u)
     __spirv_AtomicIIncrement((volatile __global ulong*)(zex.claim + ZEX_COUNT_OFFSET), ZEX_SCOPE_DEVICE,
@@ -193,26 +204,17 @@ void zex_throw_site(zex_state_t zex, uint site, uint count, uint kind, ulong a, 
   if (previous != 0u)
     return;
   __global zex_report_t* r = zex_report_ptr(zex);
-  r->debug_level = level;
   r->launch_id = zex.launch_id;
   r->abi_version = ZEX_ABI_VERSION;
+  r->site = (site & ZEX_SITE_ID_MASK) | (level << ZEX_SITE_LEVEL_SHIFT);
   if (level >= 1u) {
-    r->site = site;
-    r->value_count = count > (uint)ZEX_MAX_VALUES ? (uint)ZEX_MAX_VALUES : count;
-    r->value_kind = kind;
-    if (count >= 1u) r->values[0] = a;
-    if (count >= 2u) r->values[1] = b;
+    r->values[0] = a;
+    r->values[1] = b;
   }
   if (level >= 2u) {
     r->global_id[0] = get_global_id(0);
     r->global_id[1] = get_global_id(1);
     r->global_id[2] = get_global_id(2);
-    r->group_id[0] = get_group_id(0);
-    r->group_id[1] = get_group_id(1);
-    r->group_id[2] = get_group_id(2);
-    r->local_id[0] = get_local_id(0);
-    r->local_id[1] = get_local_id(1);
-    r->local_id[2] = get_local_id(2);
   }
   atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
   r->status = ZEX_STATUS_THROWN;

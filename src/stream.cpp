@@ -4,6 +4,7 @@
 #include <zex/stream.hpp>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -556,6 +557,17 @@ void Stream::Impl::raise(bool all_done) {
       this, level, list, ev, known, sites);
   ++seq;
   if (e && e->file) info.launch_site = SourceLocation{e->file, e->line};
+  // A numbered throw site stores the global id only (docs/abi.md): zex launches have no global offset,
+  // so the group and local ids follow from the launch's group size.
+  if (e && info.global_id && !info.group_id && e->group[0] && e->group[1] && e->group[2]) {
+    std::array<uint64_t, 3> g{}, l{};
+    for (int k = 0; k < 3; ++k) {
+      g[k] = (*info.global_id)[k] / e->group[k];
+      l[k] = (*info.global_id)[k] % e->group[k];
+    }
+    info.group_id = g;
+    info.local_id = l;
+  }
   // After synchronize every launch has finished (the reset is zex's own command); after an Event's
   // wait, later launches may still run and throw, and their runs name them.
   if (all_done) runs.clear();

@@ -366,6 +366,8 @@ zex::detail::SiteTable site_table() {
   t[1].reason = "Out-of-bounds array access";
   t[1].frames = {{"get", "/src/k.cl", 12}, {"helper", "", 0}, {"vadd", "/src/k.cl", 30}};
   t[1].depth = 3;
+  t[1].value_count = 2;
+  t[1].value_kind = ZEX_VALUES_BOUNDS;
   t[2].name = "StackError";
   t[2].reason = "deep";
   for (uint32_t i = 0; i < ZEX_MAX_FRAMES; ++i)
@@ -374,10 +376,18 @@ zex::detail::SiteTable site_table() {
   return t;
 }
 
+// What zex_throw_site writes: the site word carries the level, no debug_level, no value count or kind.
 zex_report_t site_report(uint32_t site, uint32_t level) {
   auto r = report();
-  r.debug_level = level;
-  r.site = site;
+  if (site == 0) {  // the other entry points: debug_level as they write it
+    r.debug_level = level;
+    r.site = 0;
+    return r;
+  }
+  r.debug_level = 0;
+  r.value_count = 0;
+  r.value_kind = 0;
+  r.site = site | (level << ZEX_SITE_LEVEL_SHIFT);
   return r;
 }
 
@@ -387,8 +397,6 @@ TEST(DecoderSites, ASiteTakesNameReasonAndFramesFromTheTableWithoutReading) {
   FakeMemory m;
   const auto table = site_table();
   auto r = site_report(2, 1);
-  r.value_count = 2;
-  r.value_kind = ZEX_VALUES_BOUNDS;
   r.values[0] = 70;
   r.values[1] = 64;
   auto d = zex::detail::decode_report(r, m, nullptr, &table);
@@ -492,14 +500,15 @@ TEST(DecoderSites, ASiteOutOfRangeSaysSoAndReadsNothing) {
   };
   for (const Case& c : {Case{17, &table, "unknown throw site 17 (the module numbered 3)"},
                         Case{4, &table, "unknown throw site 4 (the module numbered 3)"},
-                        Case{0xFFFFFFFFu, &table, "unknown throw site 4294967295 (the module numbered 3)"},
+                        // All 32 bits set: id 2^30 - 1, and a level (3) that does not exist.
+                        Case{0xFFFFFFFFu, &table, "unknown throw site 1073741823 (the module numbered 3)"},
                         Case{1, &empty, "unknown throw site 1 (the module numbered none)"},
                         Case{7, nullptr, "unknown throw site 7 (the module numbered none)"}}) {
     FakeMemory m;
     auto r = site_report(c.site, 1);
     r.name = 0xdeadbeef;
     auto d = zex::detail::decode_report(r, m, nullptr, c.sites);
-    EXPECT_EQ(d.site, c.site);
+    EXPECT_EQ(d.site, c.site & ZEX_SITE_ID_MASK);
     EXPECT_EQ(d.name, "");
     EXPECT_EQ(d.reason, c.reason);
     EXPECT_TRUE(d.frames.empty());
@@ -540,4 +549,40 @@ TEST(DecoderSites, TableStringsAreEscapedLikeDeviceStrings) {
   ASSERT_EQ(d.frames.size(), 1u);
   EXPECT_EQ(d.frames[0].function, "f\\x01");
   EXPECT_EQ(d.frames[0].file, "/k.cl");
+}
+
+// zex_throw_site stores its site at every level, the level in the site word's top bits: a level-0
+// report names its site and its frames too; values and the count stay level-1 matters, and the group
+// and local ids are left to whoever knows the launch's group size (zex::Stream).
+TEST(DecoderSites, ALevel0SiteNamesItselfAndTheLevelComesFromTheSiteWord) {
+  FakeMemory m;
+  const auto table = site_table();
+  auto r = site_report(2, 0);
+  r.values[0] = 70;
+  auto d = zex::detail::decode_report(r, m, nullptr, &table);
+  EXPECT_EQ(d.debug_level, 0u);
+  EXPECT_EQ(d.site, 2u);
+  auto info = zex::detail::exception_info(std::move(d), "vadd", "dev", 2);  // the report's level wins
+  EXPECT_EQ(info.debug_level, 0);
+  EXPECT_EQ(info.name, "BoundsError");
+  EXPECT_EQ(info.frames.size(), 3u);
+  EXPECT_TRUE(info.values.empty());
+  const std::string what = zex::KernelException(info).what();
+  EXPECT_NE(what.find("A BoundsError was thrown in kernel 'vadd' on dev: Out-of-bounds array access\nStacktrace:"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("to see its operand values and how many work-items threw."), std::string::npos) << what;
+
+  auto r2 = site_report(2, 2);
+  r2.global_id[0] = 77;
+  r2.group_id[0] = 5;  // stale: zex_throw_site does not write it
+  auto d2 = zex::detail::decode_report(r2, m, nullptr, &table);
+  EXPECT_EQ(d2.debug_level, 2u);
+  auto info2 = zex::detail::exception_info(std::move(d2), "vadd", "dev", 1);
+  ASSERT_TRUE(info2.global_id.has_value());
+  EXPECT_EQ((*info2.global_id)[0], 77u);
+  EXPECT_FALSE(info2.group_id.has_value());
+  ASSERT_EQ(info2.values.size(), 2u);  // the table's count (2) and kind (bounds)
+  EXPECT_EQ(info2.value_kind, ZEX_VALUES_BOUNDS);
+  EXPECT_NE(std::string(zex::KernelException(info2).what()).find("Thrown by work-item (77, 0, 0)."), std::string::npos);
 }

@@ -199,7 +199,7 @@ TEST(DeviceLibrary, FusedThrowClaimsOnceAndStoresTheStatusLast) {
   EXPECT_EQ(m.constant(last_store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
 }
 
-// The throw-site entry point (ABI version 3): zex_throw_site(state, site, count, kind, a, b). No
+// The throw-site entry point (ABI version 3): zex_throw_site(state, site, a, b). No
 // strings; one claim with a constant claim value (the claimant knows it owns the report from its own
 // CAS), the status last after a fence.
 TEST(DeviceLibrary, ThrowSiteClaimsOnceWithAConstantAndStoresTheStatusLast) {
@@ -207,11 +207,10 @@ TEST(DeviceLibrary, ThrowSiteClaimsOnceWithAConstantAndStoresTheStatusLast) {
   const Function* site = m.exported("zex_throw_site");
   ASSERT_NE(site, nullptr);
   EXPECT_EQ(m.def(site->def.type).opcode, op::TypeVoid);
-  ASSERT_EQ(site->params.size(), 6u);
+  ASSERT_EQ(site->params.size(), 4u);
   EXPECT_TRUE(m.isStateStruct(m.pointee(site->params[0].type)));
-  for (size_t p : {1u, 2u, 3u})
-    EXPECT_TRUE(m.isInt(site->params[p].type, 32)) << "parameter " << p;
-  for (size_t p : {4u, 5u})
+  EXPECT_TRUE(m.isInt(site->params[1].type, 32)) << "the site";
+  for (size_t p : {2u, 3u})
     EXPECT_TRUE(m.isInt(site->params[p].type, 64)) << "value parameter " << p;
   EXPECT_EQ(site->count(op::AtomicCompareExchange), 1u);
   EXPECT_EQ(site->count(op::AtomicLoad), 0u) << "the claimant must not re-load its claim";

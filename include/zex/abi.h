@@ -32,6 +32,10 @@
    at ZEX_COUNT_OFFSET (version 2). The host resets all ZEX_CLAIM_BYTES at once. */
 #define ZEX_COUNT_OFFSET 8
 #define ZEX_CLAIM_BYTES 16
+/* zex_report_t.site (version 3): the id in the low 30 bits, the debug level above them. Ids are at
+   most ZEX_SITE_ID_MASK; zex numbers fewer than 2^16 per module. */
+#define ZEX_SITE_ID_MASK 0x3FFFFFFFu
+#define ZEX_SITE_LEVEL_SHIFT 30
 
 #ifdef __OPENCL_C_VERSION__
 /* OpenCL C: ulong/uint/uchar are exactly 64/32/8 bits, as the host's stdint types. */
@@ -105,8 +109,10 @@ typedef struct zex_report {
   zex_u32_t value_count;     /* 512: how many of values[] were recorded; the host clamps it */
   zex_u32_t value_kind;      /* 516: ZEX_VALUES_*: how the host labels them */
   /* Version 3 (versions 1 and 2 had 8 reserved bytes here): */
-  zex_u32_t site;            /* 520: throw-site id (zex_throw_site, level >= 1); 0 = none. The host
-                                takes name, reason and frames from the module's site table */
+  zex_u32_t site;            /* 520: written by zex_throw_site at every level: bits 0..29 the
+                                throw-site id (>= 1), bits 30..31 the debug level (ZEX_SITE_*); 0 = not
+                                written (the other entry points). The host takes name, reason, value
+                                count and kind, and frames from the module's site table */
   zex_u32_t reserved;        /* 524 */
 } zex_report_t;
 

@@ -13,7 +13,7 @@
 //    goes to the function's "thrown" return block instead (in a kernel, only if that block does more
 //    than return).
 // 2. Throw-path ids. Every zex_throw whose name, reason, function and file are constant strings and
-//    whose line is a constant becomes zex_throw_site(zex, id, count, kind, a, b): the id names the
+//    whose line, value count and kind are constants becomes zex_throw_site(zex, id, a, b): the id names the
 //    whole path, kernel -> ... -> throw site, and the table the pass returns holds its name, reason
 //    and frames (innermost first). Paths are numbered per kernel in call order; a function reached by
 //    one path only knows its ids as constants; a function reached by several gets the path's base as
@@ -408,9 +408,11 @@ class Pass {
     if (i.size() != 14) return false;  // zex, name, reason, count, kind, a, b, function, file, line
     Frame own;
     if (!string_of(i.word(5), &site->name) || !string_of(i.word(6), &site->reason) ||
+        !constant_u32(i.word(7), &site->value_count) || !constant_u32(i.word(8), &site->value_kind) ||
         !string_of(i.word(11), &own.function) || !string_of(i.word(12), &own.file) ||
         !constant_u32(i.word(13), &own.line))
       return false;
+    site->value_count = std::min<uint32_t>(site->value_count, ZEX_MAX_VALUES);
     site->frames = {own};
     inlined_frames(c.loc.inlined, f.id, site->frames);
     // Without debug information, a throw the front end inlined into another function says only its
@@ -712,9 +714,8 @@ class Pass {
     for (size_t k = def_.at(zt) + 1; k < m_.insts.size() && m_.insts[k].opcode == op::FunctionParameter; ++k)
       ptypes.push_back(m_.insts[k].type_id);
     if (ptypes.size() != 10) return;
-    // zex_throw_site(zex, site, count, kind, a, b): the state as zex_throw takes it, uint, uint, uint,
-    // ulong, ulong.
-    const uint32_t ft = find_type(opx::TypeFunction, {zf->type_id, ptypes[0], ptypes[3], ptypes[3], ptypes[4], ptypes[5], ptypes[6]});
+    // zex_throw_site(zex, site, a, b): the state as zex_throw takes it, uint, ulong, ulong.
+    const uint32_t ft = find_type(opx::TypeFunction, {zf->type_id, ptypes[0], ptypes[3], ptypes[5], ptypes[6]});
     throw_site_fn_ = fresh();
     throw_decl_after_ = zt;
     throw_site_name_ = "zex_throw_site";
@@ -723,7 +724,7 @@ class Pass {
     fn.words[2] = fn.result_id = throw_site_fn_;
     fn.words[4] = ft;
     throw_site_decl_.push_back(fn);
-    for (uint32_t t : {ptypes[0], ptypes[3], ptypes[3], ptypes[4], ptypes[5], ptypes[6]})
+    for (uint32_t t : {ptypes[0], ptypes[3], ptypes[5], ptypes[6]})
       throw_site_decl_.push_back(make_instruction(op::FunctionParameter, t, fresh(), {}));
     throw_site_decl_.push_back(make_instruction(op::FunctionEnd, 0, 0, {}));
   }
@@ -834,7 +835,7 @@ class Pass {
         Insts before;
         const uint32_t id = base_plus(offset_of.at(c), before);
         Instruction n = make_instruction(op::FunctionCall, i.type_id, i.result_id,
-                                         {throw_site_fn_, i.word(4), id, i.word(7), i.word(8), i.word(9), i.word(10)});
+                                         {throw_site_fn_, i.word(4), id, i.word(9), i.word(10)});
         n.annotations = std::move(i.annotations);
         i = std::move(n);
         b.insts.insert(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index), before.begin(), before.end());

@@ -8,7 +8,7 @@
 __kernel void throw_site_direct(uint at, zex_state_t zex) {
   size_t i = get_global_id(0);
   if (i >= at) {
-    zex_throw_site(zex, 7u, 2u, ZEX_VALUES_PLAIN, (ulong)i, 0xABCDul);
+    zex_throw_site(zex, 7u, (ulong)i, 0xABCDul);
     return;
   }
 }

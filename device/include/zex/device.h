@@ -41,11 +41,12 @@ void zex_signal_exception(zex_state_t zex);
 void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, uint count, uint kind, ulong a,
                ulong b, __constant char* function, __constant char* file, uint line);
 
-/* The fused cold path of a numbered throw site (ABI version 3): zex's link-time pass emits this call
-   in place of a zex_throw whose strings and call chain it knows, and keeps the site's name, reason
-   and frames in a host-side table; the device records only `site` (>= 1) and the values (level >= 1)
-   and the ids (level 2). The macros below do not call it. */
-void zex_throw_site(zex_state_t zex, uint site, uint count, uint kind, ulong a, ulong b);
+/* The cold path of a numbered throw site (ABI version 3; docs/abi.md): zex's link step replaces each
+   zex_throw it can identify with this call and keeps the site's name, reason, value count and kind,
+   and frames in a host-side table. The device records `site` with the debug level at every level,
+   the two values from level 1 (the thrower count too), the global id at level 2. The macros below do
+   not call it. */
+void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b);
 
 /* In OpenCL C (clang-15), string literals and __func__ are emitted in the __constant address space,
    so they are passed by address, never copied. __func__ is typed `const __constant char[]`; the cast

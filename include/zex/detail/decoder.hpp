@@ -107,7 +107,8 @@ struct DecodedReport {
   std::array<uint64_t, 3> global_id{}, group_id{}, local_id{};
   uint32_t frame_count = 0;  // clamped to ZEX_MAX_FRAMES
   std::vector<Frame> frames;
-  uint32_t site = 0;         // throw-site id (version >= 3; 0 = none)
+  uint32_t site = 0;         // throw-site id (version >= 3; 0 = none), without the level bits
+  bool ids_global_only = false;  // zex_throw_site: the global id only; group and local ids derive from it
   bool frames_from_site = false;  // frames came from the site table (shown from level 1), not the device
   uint32_t frame_depth = 0;  // frames in the site's whole chain (0 = not known / frames.size())
   uint32_t value_count = 0;  // clamped to ZEX_MAX_VALUES; 0 for a version-1 report
@@ -168,12 +169,23 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, con
   d.frame_count = std::min<uint32_t>(r.frame_count, ZEX_MAX_FRAMES);
   // Versions 1 and 2 had reserved bytes where version 3 keeps the site: never read them as one.
   if (r.abi_version >= 3 && r.site != 0) {
-    // The site wins over any string address or frame the report also holds: zex_throw_site writes
-    // neither, so they can only be stale or hostile.
-    d.site = r.site;
+    // The site wins over any string address, frame or id the report also holds: zex_throw_site writes
+    // none of them but the global id, so they can only be stale or hostile. Its debug level is in the
+    // site word (zex_throw_site stores no debug_level), and so are its value count and kind, through
+    // the table.
+    d.site = r.site & ZEX_SITE_ID_MASK;
+    d.debug_level = r.site >> ZEX_SITE_LEVEL_SHIFT;
     d.frame_count = 0;
-    if (sites && r.site <= sites->size()) {
-      const ThrowSite& t = (*sites)[r.site - 1];
+    d.ids_global_only = true;
+    d.group_id = {};
+    d.local_id = {};
+    d.values = {r.values[0], r.values[1]};
+    d.value_count = ZEX_MAX_VALUES;  // an unknown site: both values, plain
+    d.value_kind = ZEX_VALUES_PLAIN;
+    if (sites && d.site >= 1 && d.site <= sites->size()) {
+      const ThrowSite& t = (*sites)[d.site - 1];
+      d.value_count = std::min<uint32_t>(t.value_count, ZEX_MAX_VALUES);
+      d.value_kind = t.value_kind;
       d.name = table_string(t.name);
       d.reason = table_string(t.reason);
       const size_t n = std::min<size_t>(t.frames.size(), ZEX_MAX_FRAMES);
@@ -183,7 +195,7 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, con
       d.frame_depth = std::max<uint32_t>(t.depth, d.frame_count);
       d.frames_from_site = true;
     } else {
-      d.reason = unknown_site_reason(r.site, sites);
+      d.reason = unknown_site_reason(d.site, sites);
     }
     return d;
   }
@@ -265,15 +277,18 @@ inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_na
   e.launch_id = d.launch_id;
   e.abi_version = d.abi_version;
   if (!known) return e;
-  if (level >= 1) {
+  // A numbered site's name, reason and frames cost the device nothing but the id, which it stores at
+  // every level: shown from level 0 up (full backtraces at level-0 cost). Strings and frames the
+  // device wrote by address stay level 1 and 2 matters.
+  if (level >= 1 || d.site != 0) {
     e.name = std::move(d.name);
     e.reason = std::move(d.reason);
-    // Frames from the site table cost the device nothing but the id: shown from level 1 up, which
-    // is the point of numbering sites (full backtraces at level-1 cost).
     if (d.frames_from_site) {
       e.frames = std::move(d.frames);
       e.frame_depth = d.frame_depth;
     }
+  }
+  if (level >= 1) {
     e.values.assign(d.values.begin(), d.values.begin() + d.value_count);
     e.value_kind = d.value_kind;
     // The claimant counted itself: a count of 0 (not read, or a hostile or version-1 device) is 1.
@@ -281,8 +296,10 @@ inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_na
   }
   if (level >= 2) {
     e.global_id = d.global_id;
-    e.group_id = d.group_id;
-    e.local_id = d.local_id;
+    if (!d.ids_global_only) {  // else the caller derives them from the launch's group size, if it knows it
+      e.group_id = d.group_id;
+      e.local_id = d.local_id;
+    }
     if (!d.frames_from_site) e.frames = std::move(d.frames);
   }
   return e;

@@ -23,6 +23,10 @@ struct ThrowSite {
   std::vector<Frame> frames;
   /// Frames in the whole chain: more than frames.size() when the chain was cut at ZEX_MAX_FRAMES.
   uint32_t depth = 0;
+  /// How many of the report's two values the site recorded (0..ZEX_MAX_VALUES), and how to label
+  /// them (ZEX_VALUES_*): constants at the site, so kept here rather than stored by the device.
+  uint32_t value_count = 0;
+  uint32_t value_kind = 0;
 };
 
 /// Site id k is sites[k - 1]; id 0 is "no site" (a throw zex could not number).
