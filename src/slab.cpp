@@ -81,14 +81,21 @@ void SlabPool::discard(const Slot& s, ze_command_list_handle_t reset_list, ze_ev
 KernelExceptionInfo SlabPool::read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
                                              int launch_level, ze_command_list_handle_t reset_list,
                                              ze_event_handle_t signal, const detail::KnownStrings* known,
-                                             const detail::SiteTable* sites) {
+                                             const detail::SiteTable* sites, uint32_t site_base) {
   zex_report_t copy;
   std::memcpy(&copy, s.report, sizeof copy);
+  // A numbered site without its module's table (SlabPool::check): site ids are unique in the process,
+  // so the registry finds the table of whichever live zex::Module the kernel came from.
+  std::shared_ptr<const detail::SiteTable> found;
+  if (!sites && copy.abi_version >= 3 && detail::known_abi_version(copy.abi_version) && copy.site != 0) {
+    found = detail::find_site_table(copy.site & ZEX_SITE_ID_MASK, &site_base);
+    sites = found.get();
+  }
   detail::DecodedReport d;
   {
     std::lock_guard<std::mutex> lock(impl_->helper_mu);
     detail::ZeMemoryReader mem(impl_->helper);
-    d = detail::decode_report(copy, mem, known, sites);
+    d = detail::decode_report(copy, mem, known, sites, site_base);
     // The thrower count, from device memory next to the claim word: one more read on the path that
     // already reads strings, only for a report that can have one (version >= 2, level >= 1).
     if (d.abi_version >= 2 && detail::known_abi_version(d.abi_version) && d.debug_level >= 1 && d.debug_level <= 2) {

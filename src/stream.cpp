@@ -554,7 +554,7 @@ void Stream::Impl::raise(bool all_done) {
         const Run* f = static_cast<const Impl*>(self)->find(id);
         return f ? *f->kernel->name : std::string();
       },
-      this, level, list, ev, known, sites);
+      this, level, list, ev, known, sites, e ? e->kernel->module->site_base() : 0);
   ++seq;
   if (e && e->file) info.launch_site = SourceLocation{e->file, e->line};
   // A numbered throw site stores the global id only (docs/abi.md): zex launches have no global offset,

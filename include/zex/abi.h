@@ -22,6 +22,10 @@
 /* SPIR-V SpecId of the debug level (a 32-bit OpSpecConstant, default 1). "zex1" in ASCII, chosen so
    that it cannot collide with the small SpecIds a user's own kernels use. */
 #define ZEX_SPEC_ID_DEBUG_LEVEL 0x7A657831
+/* SPIR-V SpecId of the throw-site base (version 3; "zex2"), default 0: a module zex numbered stores
+   base + k for its site k, and zex::Module sets the base so that site ids are unique in the process
+   (the host then finds the table from the id alone, SlabPool::check included). */
+#define ZEX_SPEC_ID_SITE_BASE 0x7A657832
 #define ZEX_MAX_FRAMES 16
 #define ZEX_STATUS_NONE 0u   /* report empty */
 #define ZEX_STATUS_THROWN 1u /* a work-item threw; the report is complete */

@@ -56,7 +56,9 @@ class ModuleState {
   const KnownStrings* known_strings(int level) const noexcept { return known_[static_cast<size_t>(level)].get(); }
   /// The throw sites zex numbered when it linked the module (detail/sites.hpp): what a report's
   /// site id means. The same for every level.
-  const SiteTable& sites() const noexcept { return sites_; }
+  const SiteTable& sites() const noexcept { return *sites_; }
+  /// What this module's device adds to its site ids (register_site_table); 0 without sites.
+  uint32_t site_base() const noexcept { return site_base_; }
 
  private:
   ze_module_handle_t build(int level);
@@ -65,7 +67,8 @@ class ModuleState {
   std::shared_ptr<ContextState> ctx_;  // keeps the context (and *dev_) alive
   const DeviceInfo* dev_;
   std::vector<uint32_t> spirv_;
-  SiteTable sites_;
+  std::shared_ptr<const SiteTable> sites_;
+  uint32_t site_base_ = 0;
   std::vector<std::string> kernel_names_;
   std::vector<std::string> without_state_;  // kernels whose last parameter is not a zex_state_t
   // By kernel name; a vector of pairs, as <map> would add to every includer's parse time for a lookup

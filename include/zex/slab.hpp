@@ -127,14 +127,15 @@ class SlabPool {
   /// `s`'s report (strings validated and bounded), appends the claim word's reset to `reset_list`
   /// (signalling `signal`; on the pool's own list, waited for, when `reset_list` is null), and only
   /// then clears the report. Returns what the exception will say. `known`, if given, holds the
-  /// strings of the throwing module by address, and `sites` its throw-site table (zex::Stream
-  /// passes its module's).
+  /// strings of the throwing module by address, and `sites` its throw-site table with the base its
+  /// ids are offset by (zex::Stream passes its module's); without one, the process's registry of
+  /// tables (detail::find_site_table) names a numbered site of any live zex::Module.
   /// @throws ZeError if the reset cannot be appended (the report is then kept); std::bad_alloc
   KernelExceptionInfo read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
                                      int launch_level, ze_command_list_handle_t reset_list,
                                      ze_event_handle_t signal = nullptr,
                                      const detail::KnownStrings* known = nullptr,
-                                     const detail::SiteTable* sites = nullptr);
+                                     const detail::SiteTable* sites = nullptr, uint32_t site_base = 0);
 
   /// Like read_and_reset() without decoding: for a report nobody will read (a stream destroyed
   /// with an exception pending).

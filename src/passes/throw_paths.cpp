@@ -46,7 +46,7 @@ using Insts = std::vector<Instruction>;
 namespace opx {
 constexpr uint16_t String = 7, TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeStruct = 30, TypeFunction = 33,
                    ConstantTrue = 41, ConstantFalse = 42, Constant = 43, ConstantComposite = 44, ConstantNull = 46,
-                   SpecConstantOp = 52, AccessChain = 65, InBoundsAccessChain = 66, PtrAccessChain = 67,
+                   SpecConstant = 50, SpecConstantOp = 52, AccessChain = 65, InBoundsAccessChain = 66, PtrAccessChain = 67,
                    InBoundsPtrAccessChain = 70, CompositeConstruct = 80, CompositeExtract = 81, CompositeInsert = 82, CopyObject = 83,
                    IAdd = 128, PtrCastToGeneric = 121, Bitcast = 124;
 }  // namespace opx
@@ -54,6 +54,7 @@ constexpr uint16_t String = 7, TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeS
 // OpenCL.DebugInfo.100 instruction numbers.
 constexpr uint32_t kDebugFunction = 20, kDebugLexicalBlock = 21, kDebugLexicalBlockDiscriminator = 22,
                    kDebugScope = 23, kDebugNoScope = 24, kDebugInlinedAt = 25, kDebugSource = 35;
+constexpr uint32_t kDecorationSpecId = 1;
 
 // More ids than this in one module and the numbering is dropped (the flags stay): paths multiply
 // through shared helpers, and the host keeps one table entry per path.
@@ -694,6 +695,21 @@ class Pass {
       }
       out = std::move(named);
     }
+    if (!decorations_.empty()) {
+      // After the last decoration (or the last debug name, or before the first type if neither).
+      size_t at = 0;
+      for (size_t k = 0; k < out.size(); ++k) {
+        const uint16_t o = out[k].opcode;
+        if (o == op::Decorate || o == op::MemberDecorate || o == op::DecorateId || o == op::DecorateString ||
+            o == op::Name || o == op::EntryPoint || o == 16 /* OpExecutionMode */ || o == 331 /* ExecutionModeId */ ||
+            o == 73 /* DecorationGroup */ || o == 74 || o == 75 || o == opx::String || o == 3 /* OpSource */ ||
+            o == op::ExtInstImport || o == 14 /* MemoryModel */ || o == 17 /* Capability */ || o == 10 /* Extension */ ||
+            o == 6 /* MemberName */ || o == 330 /* ModuleProcessed */)
+          at = k + 1;
+        if (o == op::Function) break;
+      }
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), decorations_.begin(), decorations_.end());
+    }
     m_.insts = std::move(out);
   }
 
@@ -820,7 +836,7 @@ class Pass {
     std::map<size_t, uint64_t> offset_of;  // call index -> offset
     for (const Item& it : items) offset_of[it.call] = it.offset;
     auto base_plus = [&](uint64_t offset, Insts& before) -> uint32_t {
-      if (!f.hidden) return uint_constant(static_cast<uint32_t>(f.base + offset));
+      if (!f.hidden) return site_id(static_cast<uint32_t>(f.base + offset));
       if (offset == 0) return f.base_param;
       const uint32_t s = fresh();
       before.push_back(make_instruction(opx::IAdd, uint_type(), s, {uint_constant(static_cast<uint32_t>(offset)), f.base_param}));
@@ -932,6 +948,34 @@ class Pass {
   }
 
   uint32_t void_type() { return find_type(opx::TypeVoid, {}); }
+
+  // The process-unique form of path id k: `OpSpecConstantOp IAdd %site_base %k`, %site_base the spec
+  // constant ZEX_SPEC_ID_SITE_BASE (default 0), which zex::Module sets so that ids are unique in the
+  // process (detail::register_site_table); a driver folds it to a constant before compiling.
+  uint32_t site_base_ = 0;
+  std::map<uint32_t, uint32_t> site_ids_;
+  uint32_t site_id(uint32_t k) {
+    if (!site_base_) {
+      site_base_ = fresh();
+      Instruction b = make_instruction(opx::SpecConstant, uint_type(), site_base_, {});
+      add_operand(b, 0, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER);
+      globals_.push_back(b);
+      Instruction d = make_instruction(op::Decorate, 0, 0, {site_base_});
+      add_operand(d, kDecorationSpecId, SPV_OPERAND_TYPE_DECORATION);
+      add_operand(d, ZEX_SPEC_ID_SITE_BASE, SPV_OPERAND_TYPE_LITERAL_INTEGER);
+      decorations_.push_back(d);
+    }
+    auto it = site_ids_.find(k);
+    if (it != site_ids_.end()) return it->second;
+    const uint32_t kc = uint_constant(k), id = fresh();
+    Instruction op = make_instruction(opx::SpecConstantOp, uint_type(), id, {});
+    add_operand(op, opx::IAdd, SPV_OPERAND_TYPE_SPEC_CONSTANT_OP_NUMBER);
+    add_operand(op, site_base_, SPV_OPERAND_TYPE_ID);
+    add_operand(op, kc, SPV_OPERAND_TYPE_ID);
+    globals_.push_back(op);
+    return site_ids_[k] = id;
+  }
+  Insts decorations_;  // new decorations, placed after the module's last one
   // The value a throw exit returns, built before the last instruction of `insts` (its terminator) if
   // there is one, else appended.
   uint32_t thrown_value(const Flagged& fl, Insts& insts) {

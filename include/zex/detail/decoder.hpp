@@ -144,10 +144,11 @@ inline std::string unknown_site_reason(uint32_t site, const SiteTable* sites) {
 
 /// Decodes `r` (a host copy of the report), reading strings from `known` where it holds them and
 /// through `mem` otherwise. A version-3 report with a site takes its name, reason and frames from
-/// `sites` (the throwing module's table) and reads no string at all. Never throws on hostile
+/// `sites` (the throwing module's table, whose ids the device offset by `site_base`) and reads no
+/// string at all. Never throws on hostile
 /// content (only std::bad_alloc).
 inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, const KnownStrings* known = nullptr,
-                                   const SiteTable* sites = nullptr) {
+                                   const SiteTable* sites = nullptr, uint32_t site_base = 0) {
   DecodedReport d;
   d.status = r.status;
   d.debug_level = r.debug_level;
@@ -182,8 +183,9 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, con
     d.values = {r.values[0], r.values[1]};
     d.value_count = ZEX_MAX_VALUES;  // an unknown site: both values, plain
     d.value_kind = ZEX_VALUES_PLAIN;
-    if (sites && d.site >= 1 && d.site <= sites->size()) {
-      const ThrowSite& t = (*sites)[d.site - 1];
+    // The device stored `site_base + k` for the table's site k (the module's ZEX_SPEC_ID_SITE_BASE).
+    if (sites && d.site > site_base && d.site - site_base <= sites->size()) {
+      const ThrowSite& t = (*sites)[d.site - site_base - 1];
       d.value_count = std::min<uint32_t>(t.value_count, ZEX_MAX_VALUES);
       d.value_kind = t.value_kind;
       d.name = table_string(t.name);

@@ -8,6 +8,7 @@
 #include <zex/exception.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,15 @@ struct ThrowSite {
 
 /// Site id k is sites[k - 1]; id 0 is "no site" (a throw zex could not number).
 using SiteTable = std::vector<ThrowSite>;
+
+/// Registers a module's table for the life of the process's reference to it and returns its base:
+/// the module is built with the spec constant ZEX_SPEC_ID_SITE_BASE set to it, so that its device
+/// stores base + k for its site k and ids are unique in the process (src/module.cpp). 0 (and nothing
+/// registered) for an empty table, or once 2^30 ids have been handed out.
+uint32_t register_site_table(const std::shared_ptr<const SiteTable>& table);
+/// The registered table whose ids hold `id` (base < id <= base + size), with its base; null if none
+/// is alive. For reports decoded without their module (SlabPool::check).
+std::shared_ptr<const SiteTable> find_site_table(uint32_t id, uint32_t* base);
 
 /// The module zex hands the driver and the table of the throw sites numbered in it.
 struct LinkedModule {
