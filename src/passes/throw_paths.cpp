@@ -836,7 +836,7 @@ class Pass {
     std::map<size_t, uint64_t> offset_of;  // call index -> offset
     for (const Item& it : items) offset_of[it.call] = it.offset;
     auto base_plus = [&](uint64_t offset, Insts& before) -> uint32_t {
-      if (!f.hidden) return site_id(static_cast<uint32_t>(f.base + offset));
+      if (!f.hidden) return site_id(static_cast<uint32_t>(f.base + offset), before);
       if (offset == 0) return f.base_param;
       const uint32_t s = fresh();
       before.push_back(make_instruction(opx::IAdd, uint_type(), s, {uint_constant(static_cast<uint32_t>(offset)), f.base_param}));
@@ -949,12 +949,13 @@ class Pass {
 
   uint32_t void_type() { return find_type(opx::TypeVoid, {}); }
 
-  // The process-unique form of path id k: `OpSpecConstantOp IAdd %site_base %k`, %site_base the spec
-  // constant ZEX_SPEC_ID_SITE_BASE (default 0), which zex::Module sets so that ids are unique in the
-  // process (detail::register_site_table); a driver folds it to a constant before compiling.
+  // The process-unique form of path id k: `OpIAdd %uint %k %site_base` before the call, %site_base the
+  // spec constant ZEX_SPEC_ID_SITE_BASE (default 0), which zex::Module sets so that ids are unique in
+  // the process (detail::register_site_table); specialized, the add folds to a constant. Not an
+  // OpSpecConstantOp: Intel's compiler (IGC 1.0.12504) aborts on one. The varying operand first, so
+  // that the merge pass passes it through an OpPhi.
   uint32_t site_base_ = 0;
-  std::map<uint32_t, uint32_t> site_ids_;
-  uint32_t site_id(uint32_t k) {
+  uint32_t site_id(uint32_t k, Insts& before) {
     if (!site_base_) {
       site_base_ = fresh();
       Instruction b = make_instruction(opx::SpecConstant, uint_type(), site_base_, {});
@@ -965,15 +966,9 @@ class Pass {
       add_operand(d, ZEX_SPEC_ID_SITE_BASE, SPV_OPERAND_TYPE_LITERAL_INTEGER);
       decorations_.push_back(d);
     }
-    auto it = site_ids_.find(k);
-    if (it != site_ids_.end()) return it->second;
-    const uint32_t kc = uint_constant(k), id = fresh();
-    Instruction op = make_instruction(opx::SpecConstantOp, uint_type(), id, {});
-    add_operand(op, opx::IAdd, SPV_OPERAND_TYPE_SPEC_CONSTANT_OP_NUMBER);
-    add_operand(op, site_base_, SPV_OPERAND_TYPE_ID);
-    add_operand(op, kc, SPV_OPERAND_TYPE_ID);
-    globals_.push_back(op);
-    return site_ids_[k] = id;
+    const uint32_t id = fresh();
+    before.push_back(make_instruction(opx::IAdd, uint_type(), id, {uint_constant(k), site_base_}));
+    return id;
   }
   Insts decorations_;  // new decorations, placed after the module's last one
   // The value a throw exit returns, built before the last instruction of `insts` (its terminator) if
