@@ -1,4 +1,4 @@
-/* The zex device library: the four entry points of the report ABI (include/zex/abi.h,
+/* The zex device library: the entry points of the report ABI (include/zex/abi.h,
  * docs/abi.md), compiled to a SPIR-V library module that zex links after the user's module.
  *
  * Shape constraints, because this is the cold path of every kernel that can throw and Intel's
@@ -66,7 +66,10 @@ static inline bool zex_is_claimant(zex_state_t zex) {
 }
 
 /* The body of both throw entry points, inlined into each: a throw without values records a count
-   of 0, which a level-1 module folds into one store. */
+   of 0, which a level-1 module folds into one store. It does not write the site word (version 3):
+   the host zeroes the whole report before a slot is first handed out and every time it reads or
+   discards one (SlabPool::release, SlabPool::discard), and only a claimant writes to a report, so
+   the site of a report written here is already 0, and the cold path saves a store. */
 __attribute__((always_inline)) static inline int zex_report(zex_state_t zex, __constant char* name, __constant char* reason, uint count,
                              uint kind, ulong a, ulong b) {
   /* Every throwing work-item counts itself, claimant or not, before the claim: from level 1 up, as
@@ -143,4 +146,76 @@ void zex_signal_exception(zex_state_t zex) {
      them. The host normally reads after the kernel completed, so this orders rather than waits. */
   atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
   zex_report_ptr(zex)->status = ZEX_STATUS_THROWN;
+}
+
+/* The fused cold path (issue 15, item 4): zex_report_exception_values, zex_report_frame(0, ...) and
+   zex_signal_exception in one call, for a throw whose report is complete at the throw site. The
+   claimant knows it is the claimant from its own CAS, so it does not re-load the claim word and
+   recompute its claim value twice more (what the separate entry points must do, since a compiler may
+   call them apart). Same report layout as the three calls: frame [1] at level 2,
+   frame_count 1, the status last after the release fence. Losers return after the CAS. */
+void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, uint count, uint kind, ulong a,
+               ulong b, __constant char* function, __constant char* file, uint line) {
+  if (!zex_report(zex, name, reason, count > (uint)ZEX_MAX_VALUES ? (uint)ZEX_MAX_VALUES : count, kind, a, b))
+    return;
+  __global zex_report_t* r = zex_report_ptr(zex);
+  if (zex_level() >= 2u) {
+    r->frames[0].function = (ulong)function;
+    r->frames[0].file = (ulong)file;
+    r->frames[0].line = line;
+    r->frame_count = 1u;
+  }
+  atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+  r->status = ZEX_STATUS_THROWN;
+}
+
+/* The claim value of zex_throw_site: a constant, since the claimant knows it owns the report from
+   its own CAS and never looks at the claim word again. Any non-zero value marks the report taken.
+   zex_is_claimant (the three-call protocol) compares the claim word with (linear id + 1) truncated
+   to 32 bits, which equals 0xFFFFFFFF only for linear id 2^32 - 2: only a launch of at least
+   2^32 - 1 work-items that mixes both protocols could have a three-call work-item take this
+   claimant's report for its own. */
+#define ZEX_SITE_CLAIM 0xFFFFFFFFu
+
+/* The cold path of a numbered throw site (issue 15; ABI version 3). Everything the host can know
+   from the site id (name, reason, frames, how many values and what they are) it takes from the
+   module's site table, so the claimant stores only what varies at run time, one store each, no
+   branch but the level's:
+    - every level: the launch id, abi_version, and `site` with the debug level in its top bits (the
+      level is the specialization constant, so `site | level << 30` folds to the id's expression), so
+      a level-0 report names its site too and the host needs no separate debug_level store;
+    - level >= 1: the thrower count (before the claim, as zex_report does) and both values, whatever
+      the site's count (unconditional stores are cheaper than the branches; the host shows `count`);
+    - level 2: the global id; the host derives the group and local ids from the launch's group size.
+   The claim value is a constant: the claimant knows it owns the report from its own CAS, and no
+   zex_report_frame/zex_signal_exception of this work-item will compare it. Three-call work-items of
+   the same launch compare the claim word with their linear id + 1; only in a launch of 2^32 - 1 or
+   more work-items could one of them take a zex_throw_site claimant's report for its own (docs/abi.md).
+   Each store here costs 64-192 bytes of ISA on DG2 (docs/benchmarks-igc.md, "Issue 15: the site
+   cold path"). */
+void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b) {
+  uint level = zex_level();
+  if (level >= 1u)
+    __spirv_AtomicIIncrement((volatile __global ulong*)(zex.claim + ZEX_COUNT_OFFSET), ZEX_SCOPE_DEVICE,
+                             ZEX_SEMANTICS_RELAXED);
+  uint previous = __spirv_AtomicCompareExchange((volatile __global uint*)zex.claim, ZEX_SCOPE_DEVICE,
+                                                 ZEX_SEMANTICS_RELAXED, ZEX_SEMANTICS_RELAXED,
+                                                 ZEX_SITE_CLAIM, 0u);
+  if (previous != 0u)
+    return;
+  __global zex_report_t* r = zex_report_ptr(zex);
+  r->launch_id = zex.launch_id;
+  r->abi_version = ZEX_ABI_VERSION;
+  r->site = (site & ZEX_SITE_ID_MASK) | (level << ZEX_SITE_LEVEL_SHIFT);
+  if (level >= 1u) {
+    r->values[0] = a;
+    r->values[1] = b;
+  }
+  if (level >= 2u) {
+    r->global_id[0] = get_global_id(0);
+    r->global_id[1] = get_global_id(1);
+    r->global_id[2] = get_global_id(2);
+  }
+  atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
+  r->status = ZEX_STATUS_THROWN;
 }

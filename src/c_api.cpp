@@ -475,6 +475,8 @@ uint32_t zex_exception_frame_count(zex_exception_t e) {
   return e ? static_cast<uint32_t>(e->info.frames.size()) : 0;
 }
 
+uint32_t zex_exception_frame_depth(zex_exception_t e) { return e ? e->info.frame_depth : 0; }
+
 int zex_exception_frame(zex_exception_t e, uint32_t i, const char** function, const char** file, uint32_t* line) {
   if (!e || i >= e->info.frames.size()) return 0;
   const zex::Frame& f = e->info.frames[i];

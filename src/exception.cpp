@@ -52,6 +52,24 @@ const char* level_knob(Language lang) {
   return "LaunchConfig::debug_level";
 }
 
+void append_stacktrace(std::string& m, const KernelExceptionInfo& info) {
+  if (info.frames.empty()) return;
+  m += "\nStacktrace:";
+  for (size_t i = 0; i < info.frames.size(); ++i) {
+    const Frame& f = info.frames[i];
+    m += "\n [" + std::to_string(i + 1) + "] " + f.function;
+    // Line 0 is what a site table holds for a caller without debug information: say so rather
+    // than print a made-up "file:0".
+    if (f.line == 0)
+      m += " (line unknown: the module has no debug information)";
+    else
+      m += " at " + f.file + ":" + std::to_string(f.line);
+  }
+  if (info.frame_depth > info.frames.size())
+    m += "\n(" + std::to_string(info.frame_depth) + " frames; the innermost " + std::to_string(info.frames.size()) +
+         " are shown)";
+}
+
 }  // namespace
 
 }  // namespace detail
@@ -72,33 +90,34 @@ std::string format_kernel_exception(const KernelExceptionInfo& info, Language la
            "a zex device library of another version; build it with this zex's zex::Module (or link "
            "the device library this zex installs, docs/abi.md).";
   }
-  if (info.debug_level <= 0 || info.name.empty()) {
+  // A numbered throw site names itself at every level (its id is all the device stores): the name,
+  // reason and frames are then shown at level 0 too.
+  if (info.name.empty()) {
     m += "An exception was thrown" + where;
   } else {
     m += (starts_with_vowel(info.name) ? "An " : "A ") + info.name + " was thrown" + where;
   }
-  if (info.debug_level >= 1 && !info.reason.empty()) m += ": " + info.reason;
+  if (!info.reason.empty()) m += ": " + info.reason;
   if (info.debug_level >= 1 && !info.values.empty()) m += ": " + values_text(info);
   if (info.debug_level >= 1 && info.thrower_count > 1)
     m += "\n" + std::to_string(info.thrower_count) + " work-items threw; the first to claim the report is shown.";
   if (info.debug_level <= 0) {
-    m += std::string("\nHint: launch with debug_level=1 (") + level_knob(lang) +
-         " or ZEX_DEBUG_LEVEL=1) to see the exception's name and reason.";
+    append_stacktrace(m, info);
+    m += std::string("\nHint: launch with debug_level=1 (") + level_knob(lang) + " or ZEX_DEBUG_LEVEL=1) to see " +
+         (info.name.empty() ? "the exception's name and reason." : "its operand values and how many work-items threw.");
   } else if (info.debug_level == 1) {
+    append_stacktrace(m, info);
+    // Frames of a numbered throw site come at level 1: the hint must not promise them again.
     m += std::string("\nHint: launch with debug_level=2 (") + level_knob(lang) +
-         " or ZEX_DEBUG_LEVEL=2) to see the work-item that threw and a stacktrace.";
+         " or ZEX_DEBUG_LEVEL=2) to see the work-item that threw" +
+         (info.frames.empty() ? " and a stacktrace." : ".");
   } else {
     if (info.global_id && info.group_id)
       m += "\nThrown by work-item " + triple(*info.global_id) + " in work-group " +
            triple(*info.group_id) + ".";
-    if (!info.frames.empty()) {
-      m += "\nStacktrace:";
-      for (size_t i = 0; i < info.frames.size(); ++i) {
-        const Frame& f = info.frames[i];
-        m += "\n [" + std::to_string(i + 1) + "] " + f.function + " at " + f.file + ":" +
-             std::to_string(f.line);
-      }
-    }
+    else if (info.global_id)
+      m += "\nThrown by work-item " + triple(*info.global_id) + ".";
+    append_stacktrace(m, info);
   }
   return m;
 }

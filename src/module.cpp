@@ -31,8 +31,56 @@ int checked_level(int level) {
   return level;
 }
 
-ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv)
-    : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)) {
+namespace {
+
+// The process's site tables by id range. Bases only grow, so ranges never overlap and an id names one
+// table for the process's life; a table whose modules are gone is dropped at the next registration.
+struct SiteRegistry {
+  struct Entry {
+    uint32_t base, size;
+    std::weak_ptr<const SiteTable> table;
+  };
+  Mutex mu;
+  std::vector<Entry> entries;
+  uint64_t next = 0;
+};
+
+SiteRegistry& site_registry() {
+  static SiteRegistry* r = new SiteRegistry();  // never destroyed: modules may outlive static destruction
+  return *r;
+}
+
+}  // namespace
+
+uint32_t register_site_table(const std::shared_ptr<const SiteTable>& table) {
+  if (!table || table->empty()) return 0;
+  SiteRegistry& r = site_registry();
+  LockGuard lock(r.mu);
+  if (r.next + table->size() > ZEX_SITE_ID_MASK) return 0;  // ids left to the module's own table
+  r.entries.erase(std::remove_if(r.entries.begin(), r.entries.end(), [](const SiteRegistry::Entry& e) { return e.table.expired(); }),
+                  r.entries.end());
+  const uint32_t base = static_cast<uint32_t>(r.next);
+  r.next += table->size();
+  r.entries.push_back({base, static_cast<uint32_t>(table->size()), table});
+  return base;
+}
+
+std::shared_ptr<const SiteTable> find_site_table(uint32_t id, uint32_t* base) {
+  SiteRegistry& r = site_registry();
+  LockGuard lock(r.mu);
+  for (const SiteRegistry::Entry& e : r.entries)
+    if (id > e.base && id - e.base <= e.size) {
+      if (auto t = e.table.lock()) {
+        *base = e.base;
+        return t;
+      }
+    }
+  return nullptr;
+}
+
+ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv, SiteTable sites)
+    : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)),
+      sites_(std::make_shared<const SiteTable>(std::move(sites))), site_base_(register_site_table(sites_)) {
   ModuleFacts facts = spirv_module_facts(spirv_);  // one parse of the linked module
   kernel_names_ = std::move(facts.kernel_names);
   without_state_ = std::move(facts.kernels_without_state);
@@ -63,10 +111,13 @@ ze_module_handle_t ModuleState::native(int level) {
 }
 
 ze_module_handle_t ModuleState::build(int level) {
-  uint32_t id = ZEX_SPEC_ID_DEBUG_LEVEL;
+  // The level, and the site base when zex numbered sites (the module declares the constant only then:
+  // a driver refuses a constant the module does not declare).
+  uint32_t ids[] = {ZEX_SPEC_ID_DEBUG_LEVEL, ZEX_SPEC_ID_SITE_BASE};
   int32_t value = level;
-  const void* values[] = {&value};
-  ze_module_constants_t constants{1, &id, values};
+  uint32_t base = site_base_;
+  const void* values[] = {&value, &base};
+  ze_module_constants_t constants{sites_->empty() ? 1u : 2u, ids, values};
   ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV,
                         spirv_.size() * sizeof(uint32_t), reinterpret_cast<const uint8_t*>(spirv_.data()), "",
                         &constants};
@@ -128,7 +179,8 @@ Module::Module(const Device& dev, const void* data, size_t size_bytes) {
 void Module::init(const Device& dev, const std::vector<uint32_t>& words) {
   if (!dev) throw zex::InvalidArgument("zex::Module: empty zex::Device");
   detail::validate_spirv(words, "the module's SPIR-V");
-  state_ = std::make_shared<detail::ModuleState>(dev, detail::link_with_device_library(words));
+  detail::LinkedModule linked = detail::link_module(words);
+  state_ = std::make_shared<detail::ModuleState>(dev, std::move(linked.words), std::move(linked.sites));
 }
 
 void Module::throw_moved_from(const char* what) {

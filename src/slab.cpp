@@ -80,17 +80,25 @@ void SlabPool::discard(const Slot& s, ze_command_list_handle_t reset_list, ze_ev
 
 KernelExceptionInfo SlabPool::read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
                                              int launch_level, ze_command_list_handle_t reset_list,
-                                             ze_event_handle_t signal, const detail::KnownStrings* known) {
+                                             ze_event_handle_t signal, const detail::KnownStrings* known,
+                                             const detail::SiteTable* sites, uint32_t site_base) {
   zex_report_t copy;
   std::memcpy(&copy, s.report, sizeof copy);
+  // A numbered site without its module's table (SlabPool::check): site ids are unique in the process,
+  // so the registry finds the table of whichever live zex::Module the kernel came from.
+  std::shared_ptr<const detail::SiteTable> found;
+  if (!sites && copy.abi_version >= 3 && detail::known_abi_version(copy.abi_version) && copy.site != 0) {
+    found = detail::find_site_table(copy.site & ZEX_SITE_ID_MASK, &site_base);
+    sites = found.get();
+  }
   detail::DecodedReport d;
   {
     std::lock_guard<std::mutex> lock(impl_->helper_mu);
     detail::ZeMemoryReader mem(impl_->helper);
-    d = detail::decode_report(copy, mem, known);
+    d = detail::decode_report(copy, mem, known, sites, site_base);
     // The thrower count, from device memory next to the claim word: one more read on the path that
-    // already reads strings, only for a report that can have one (version 2, level >= 1).
-    if (d.abi_version == ZEX_ABI_VERSION && d.debug_level >= 1 && d.debug_level <= 2) {
+    // already reads strings, only for a report that can have one (version >= 2, level >= 1).
+    if (d.abi_version >= 2 && detail::known_abi_version(d.abi_version) && d.debug_level >= 1 && d.debug_level <= 2) {
       std::vector<detail::ReadRequest> q(1);
       q[0].address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s.claim)) + ZEX_COUNT_OFFSET;
       q[0].size = sizeof(uint64_t);
@@ -106,8 +114,8 @@ KernelExceptionInfo SlabPool::read_and_reset(const Slot& s, KernelNameFn kernel_
 }
 
 void SlabPool::raise(const Slot& s, KernelNameFn kernel_name_of, const void* ctx, int launch_level,
-                     ze_command_list_handle_t reset_list) {
-  throw KernelException(read_and_reset(s, kernel_name_of, ctx, launch_level, reset_list));
+                     ze_command_list_handle_t reset_list, const detail::SiteTable* sites) {
+  throw KernelException(read_and_reset(s, kernel_name_of, ctx, launch_level, reset_list, nullptr, nullptr, sites));
 }
 
 size_t SlabPool::usm_allocations() const {

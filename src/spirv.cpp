@@ -136,6 +136,11 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
 
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
                                                bool merge_throw_sites, bool wrap_strings) {
+  return link_module(user, library_override, merge_throw_sites, wrap_strings).words;
+}
+
+LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
+                         bool merge_throw_sites, bool wrap_strings) {
   // A module of SPIR-V 1.0-1.3 gets the library built for SPIR-V <= 1.3, a newer one the 1.4 build.
   // SPIRV-Tools' linker refuses modules of different versions, so both are declared at the higher of
   // the two versions: raising a module's declared version keeps it valid, and the linked module then
@@ -155,40 +160,61 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
   // constants (a table of strings); SPIR-V 1.4 requires them, so they are added first: the passes
   // and the validation after the link see, and the driver gets, the completed module.
   const std::vector<uint32_t> completed = with_complete_interfaces(user);
+  // A throw ends the work-item wherever it happens, and every throw path zex can identify gets an id
+  // whose name, reason and frames the host keeps (docs/spirv-passes.md, "number_throw_paths"). First,
+  // so that the string pass sees only the throws left with strings and the merge shares the sites.
+  SiteTable sites;
+  std::vector<uint32_t> numbered = completed, flagged = completed;
+  if (merge_throw_sites) {
+    try {
+      numbered = passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, &sites); });
+      flagged = passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, nullptr); });
+    } catch (const std::invalid_argument&) {
+      sites.clear();
+    }
+  }
   // Strings passed to zex become struct-wrapped constants, so that Intel's compiler keeps them out of
   // .data.const.string, which the host cannot read on NEO 22.43 (docs/abi.md, "Where strings live").
   // Done before the merge: the merge then shares the rewritten sites as it shared the plain ones.
-  std::vector<uint32_t> wrapped = completed;
-  try {
-    if (wrap_strings) wrapped = passes::wrap_zex_strings(completed);
-  } catch (const std::invalid_argument&) {
-  }
-  // One shared throw block per kernel instead of one per ZEX_THROW site: Intel's compiler inlines the
-  // whole cold path at every site and never merges identical cold blocks (docs/benchmarks-igc.md).
-  std::vector<uint32_t> merged = wrapped;
-  if (merge_throw_sites) {
+  auto wrap = [&](const std::vector<uint32_t>& w) {
     try {
-      merged = passes::merge_throw_sites(wrapped);
+      return wrap_strings ? passes::wrap_zex_strings(w) : w;
     } catch (const std::invalid_argument&) {
+      return w;
     }
-  }
+  };
+  // One shared throw block per function instead of one per throw site: Intel's compiler inlines the
+  // whole cold path at every site and never merges identical cold blocks (docs/benchmarks-igc.md).
+  auto merge = [&](const std::vector<uint32_t>& w) {
+    try {
+      return merge_throw_sites ? passes::merge_throw_sites(w) : w;
+    } catch (const std::invalid_argument&) {
+      return w;
+    }
+  };
   // What zex hands the driver must be valid too; an error here is zex's bug, not the user's. Should a
   // pass have produced something the validator refuses, the module is linked without that pass: the
-  // passes are repairs and optimizations, never the reason a module is refused.
-  std::vector<std::vector<uint32_t>> attempts{merged};
-  for (const std::vector<uint32_t>* w : {static_cast<const std::vector<uint32_t>*>(&wrapped), &completed})
-    if (*w != attempts.back()) attempts.push_back(*w);
+  // passes are repairs and optimizations, never the reason a module is refused. The site table holds
+  // only with the numbering pass's output.
+  const std::vector<uint32_t> wrapped = wrap(completed);
+  std::vector<std::pair<std::vector<uint32_t>, bool>> attempts;  // words, numbered
+  if (numbered != completed) attempts.push_back({merge(wrap(numbered)), true});
+  // Without the ids (a device library without zex_throw_site, say), a throw still ends the work-item.
+  if (flagged != completed && flagged != numbered) attempts.push_back({merge(wrap(flagged)), false});
+  attempts.push_back({merge(wrapped), false});
+  for (const std::vector<uint32_t>* w : {&wrapped, &completed})
+    if (*w != attempts.back().first) attempts.push_back({*w, false});
   for (size_t k = 0; k + 1 < attempts.size(); ++k) {
     try {
-      std::vector<uint32_t> linked = link_once(attempts[k], library, version);
+      std::vector<uint32_t> linked = link_once(attempts[k].first, library, version);
       validate_spirv(linked, "the module linked with the zex device library");
-      return linked;
+      return LinkedModule{std::move(linked), attempts[k].second ? std::move(sites) : SiteTable{}};
     } catch (const std::invalid_argument&) {
     }
   }
-  std::vector<uint32_t> linked = link_once(attempts.back(), library, version);
+  std::vector<uint32_t> linked = link_once(attempts.back().first, library, version);
   validate_spirv(linked, "the module linked with the zex device library");
-  return linked;
+  return LinkedModule{std::move(linked), attempts.back().second ? std::move(sites) : SiteTable{}};
 }
 
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words) {

@@ -4,6 +4,7 @@
 #include <zex/stream.hpp>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -546,15 +547,27 @@ void Stream::Impl::raise(bool all_done) {
   ze_event_handle_t ev = host_sync ? nullptr : next_event();
   const int level = e ? e->level : env_level;
   const detail::KnownStrings* known = e ? e->kernel->module->known_strings(level) : nullptr;
+  const detail::SiteTable* sites = e ? &e->kernel->module->sites() : nullptr;
   KernelExceptionInfo info = pool->read_and_reset(
       slot,
       [](const void* self, uint64_t id) {
         const Run* f = static_cast<const Impl*>(self)->find(id);
         return f ? *f->kernel->name : std::string();
       },
-      this, level, list, ev, known);
+      this, level, list, ev, known, sites, e ? e->kernel->module->site_base() : 0);
   ++seq;
   if (e && e->file) info.launch_site = SourceLocation{e->file, e->line};
+  // A numbered throw site stores the global id only (docs/abi.md): zex launches have no global offset,
+  // so the group and local ids follow from the launch's group size.
+  if (e && info.global_id && !info.group_id && e->group[0] && e->group[1] && e->group[2]) {
+    std::array<uint64_t, 3> g{}, l{};
+    for (int k = 0; k < 3; ++k) {
+      g[k] = (*info.global_id)[k] / e->group[k];
+      l[k] = (*info.global_id)[k] % e->group[k];
+    }
+    info.group_id = g;
+    info.local_id = l;
+  }
   // After synchronize every launch has finished (the reset is zex's own command); after an Event's
   // wait, later launches may still run and throw, and their runs name them.
   if (all_done) runs.clear();

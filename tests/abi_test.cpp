@@ -16,7 +16,7 @@ extern "C" size_t zex_abi_c_layout(size_t* out, size_t capacity);
 namespace {
 
 // Values a compiler writer relies on (docs/abi.md). Changing one is an ABI break.
-static_assert(ZEX_ABI_VERSION == 2u && ZEX_ABI_VERSION_MIN == 1u, "ABI version, and the oldest one read");
+static_assert(ZEX_ABI_VERSION == 3u && ZEX_ABI_VERSION_MIN == 1u, "ABI version, and the oldest one read");
 static_assert(ZEX_MAX_VALUES == 2 && ZEX_VALUES_PLAIN == 0u && ZEX_VALUES_BOUNDS == 1u, "values");
 static_assert(ZEX_COUNT_OFFSET == 8 && ZEX_CLAIM_BYTES == 16, "the claim area: claim word, then the thrower count");
 static_assert(ZEX_SPEC_ID_DEBUG_LEVEL == 0x7A657831, "SpecId of the debug level");
@@ -36,7 +36,7 @@ static_assert(sizeof(zex_report_t::status) == 4 && sizeof(zex_report_t::debug_le
               "field widths");
 
 TEST(Abi, ConstantsHaveTheirDocumentedValues) {
-  EXPECT_EQ(ZEX_ABI_VERSION, 2u);
+  EXPECT_EQ(ZEX_ABI_VERSION, 3u);
   EXPECT_EQ(ZEX_ABI_VERSION_MIN, 1u);
   EXPECT_EQ(ZEX_SPEC_ID_DEBUG_LEVEL, 2053470257);  // "zex1"
   EXPECT_EQ(ZEX_MAX_FRAMES, 16);
@@ -83,7 +83,8 @@ TEST(Abi, ReportLayout) {
   EXPECT_EQ(offsetof(zex_report_t, values), 496u);
   EXPECT_EQ(offsetof(zex_report_t, value_count), 512u);
   EXPECT_EQ(offsetof(zex_report_t, value_kind), 516u);
-  EXPECT_EQ(offsetof(zex_report_t, reserved), 520u);
+  EXPECT_EQ(offsetof(zex_report_t, site), 520u);
+  EXPECT_EQ(offsetof(zex_report_t, reserved), 524u);
 }
 
 // The field widths, through the bytes: the host decodes a report that a device wrote, so each field
@@ -96,6 +97,8 @@ TEST(Abi, FieldsLandAtTheirOffsetsWithTheirWidths) {
   r.frames[15].line = 0xA1B2C3D4u;
   r.values[1] = 0x5A00000000000000ull;
   r.value_kind = 0xC3u;
+  r.site = 0x0000D2E1u;
+  r.reserved = 0xF7000000u;
   const auto* bytes = reinterpret_cast<const unsigned char*>(&r);
   EXPECT_EQ(bytes[0], 1);
   for (int i = 1; i < 8; ++i)
@@ -106,6 +109,10 @@ TEST(Abi, FieldsLandAtTheirOffsetsWithTheirWidths) {
   EXPECT_EQ(bytes[112 + 15 * 24 + 19], 0xA1);
   EXPECT_EQ(bytes[511], 0x5A);
   EXPECT_EQ(bytes[516], 0xC3);
+  EXPECT_EQ(bytes[520], 0xE1);
+  EXPECT_EQ(bytes[521], 0xD2);
+  EXPECT_EQ(bytes[522], 0);
+  EXPECT_EQ(bytes[527], 0xF7);
 }
 
 TEST(Abi, CAndCxxAgree) {
@@ -121,7 +128,8 @@ TEST(Abi, CAndCxxAgree) {
       offsetof(zex_report_t, local_id), offsetof(zex_report_t, frame_count),
       offsetof(zex_report_t, abi_version), offsetof(zex_report_t, frames),
       offsetof(zex_report_t, values), offsetof(zex_report_t, value_count),
-      offsetof(zex_report_t, value_kind), offsetof(zex_report_t, reserved)};
+      offsetof(zex_report_t, value_kind), offsetof(zex_report_t, site),
+      offsetof(zex_report_t, reserved)};
   std::vector<size_t> c(64, ~size_t{0});
   size_t n = zex_abi_c_layout(c.data(), c.size());
   ASSERT_EQ(n, cxx.size());

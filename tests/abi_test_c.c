@@ -35,6 +35,7 @@ size_t zex_abi_c_layout(size_t* out, size_t capacity) {
       offsetof(zex_report_t, values),
       offsetof(zex_report_t, value_count),
       offsetof(zex_report_t, value_kind),
+      offsetof(zex_report_t, site),
       offsetof(zex_report_t, reserved),
   };
   size_t n = sizeof(values) / sizeof(values[0]);

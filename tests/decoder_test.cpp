@@ -351,3 +351,238 @@ TEST(Decoder, TheCountIsKeptAsRead) {
   EXPECT_NE(std::string(zex::KernelException(info).what()).find("\n18446744073709551615 work-items threw"),
             std::string::npos);
 }
+
+// ABI version 3: throw-site ids (issue 15). The site table stands in for the strings and frames
+// the device no longer records.
+namespace {
+
+zex::detail::SiteTable site_table() {
+  zex::detail::SiteTable t(3);
+  t[0].name = "DomainError";
+  t[0].reason = "first site";
+  t[0].frames = {{"leaf", "/src/k.cl", 4}};
+  t[0].depth = 1;
+  t[1].name = "BoundsError";
+  t[1].reason = "Out-of-bounds array access";
+  t[1].frames = {{"get", "/src/k.cl", 12}, {"helper", "", 0}, {"vadd", "/src/k.cl", 30}};
+  t[1].depth = 3;
+  t[1].value_count = 2;
+  t[1].value_kind = ZEX_VALUES_BOUNDS;
+  t[2].name = "StackError";
+  t[2].reason = "deep";
+  for (uint32_t i = 0; i < ZEX_MAX_FRAMES; ++i)
+    t[2].frames.push_back({"f" + std::to_string(i), "/src/deep.cl", 100 + i});
+  t[2].depth = 40;
+  return t;
+}
+
+// What zex_throw_site writes: the site word carries the level, no debug_level, no value count or kind.
+zex_report_t site_report(uint32_t site, uint32_t level) {
+  auto r = report();
+  if (site == 0) {  // the other entry points: debug_level as they write it
+    r.debug_level = level;
+    r.site = 0;
+    return r;
+  }
+  r.debug_level = 0;
+  r.value_count = 0;
+  r.value_kind = 0;
+  r.site = site | (level << ZEX_SITE_LEVEL_SHIFT);
+  return r;
+}
+
+}  // namespace
+
+TEST(DecoderSites, ASiteTakesNameReasonAndFramesFromTheTableWithoutReading) {
+  FakeMemory m;
+  const auto table = site_table();
+  auto r = site_report(2, 1);
+  r.values[0] = 70;
+  r.values[1] = 64;
+  auto d = zex::detail::decode_report(r, m, nullptr, &table);
+  EXPECT_EQ(d.site, 2u);
+  EXPECT_EQ(d.name, "BoundsError");
+  EXPECT_EQ(d.reason, "Out-of-bounds array access");
+  ASSERT_EQ(d.frames.size(), 3u);
+  EXPECT_EQ(d.frames[1].function, "helper");
+  EXPECT_EQ(d.frames[1].line, 0u);
+  EXPECT_EQ(m.range_calls, 0);
+  EXPECT_TRUE(m.reads.empty());
+  // Frames from the table come at level 1: that is what numbering sites buys.
+  auto info = zex::detail::exception_info(std::move(d), "vadd", "dev", 1);
+  EXPECT_EQ(info.name, "BoundsError");
+  ASSERT_EQ(info.frames.size(), 3u);
+  EXPECT_EQ(info.frame_depth, 3u);
+  EXPECT_FALSE(info.global_id.has_value());
+  zex::KernelException ex(info);
+  EXPECT_EQ(ex.frame_depth(), 3u);
+  EXPECT_STREQ(ex.what(),
+               "KernelException: A BoundsError was thrown in kernel 'vadd' on dev: Out-of-bounds array access: "
+               "index 70, length 64\n"
+               "Stacktrace:\n"
+               " [1] get at /src/k.cl:12\n"
+               " [2] helper (line unknown: the module has no debug information)\n"
+               " [3] vadd at /src/k.cl:30\n"
+               "Hint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see the "
+               "work-item that threw.");
+}
+
+TEST(DecoderSites, ATruncatedChainSaysHowDeepItWas) {
+  FakeMemory m;
+  const auto table = site_table();
+  auto r = site_report(3, 2);
+  r.global_id[0] = 9;
+  auto d = zex::detail::decode_report(r, m, nullptr, &table);
+  EXPECT_EQ(d.frame_depth, 40u);
+  auto info = zex::detail::exception_info(std::move(d), "k", "dev", 2);
+  ASSERT_EQ(info.frames.size(), size_t{ZEX_MAX_FRAMES});
+  EXPECT_EQ(info.frames[15].function, "f15");
+  ASSERT_TRUE(info.global_id.has_value());
+  EXPECT_EQ((*info.global_id)[0], 9u);
+  zex::KernelException ex(info);
+  EXPECT_EQ(ex.frame_depth(), 40u);
+  const std::string what = ex.what();
+  EXPECT_NE(what.find("Thrown by work-item (9, 0, 0)"), std::string::npos) << what;
+  EXPECT_NE(what.find("\n [16] f15 at /src/deep.cl:115\n(40 frames; the innermost 16 are shown)"), std::string::npos)
+      << what;
+  EXPECT_EQ(what.find("Hint"), std::string::npos) << what;
+}
+
+TEST(DecoderSites, TheSiteWinsOverStringAddresses) {
+  FakeMemory m;
+  m.add(0x1000, "StaleName");
+  const auto table = site_table();
+  auto r = site_report(1, 2);
+  r.name = 0x1000;
+  r.reason = 0x1000;
+  r.frame_count = 1;
+  r.frames[0] = {0x1000, 0x1000, 99, 0};
+  auto d = zex::detail::decode_report(r, m, nullptr, &table);
+  EXPECT_EQ(d.name, "DomainError");
+  EXPECT_EQ(d.reason, "first site");
+  ASSERT_EQ(d.frames.size(), 1u);
+  EXPECT_EQ(d.frames[0].function, "leaf");
+  EXPECT_TRUE(m.reads.empty());
+}
+
+TEST(DecoderSites, SiteZeroIsTheOldProtocolFromAddresses) {
+  FakeMemory m;
+  m.add(0x1000, "BoundsError");
+  m.add(0x2000, std::string("vadd\0/k.cl", 10));
+  const auto table = site_table();
+  auto r = site_report(0, 1);
+  r.name = 0x1000;
+  r.frame_count = 1;
+  r.frames[0] = {0x2000, 0x2005, 12, 0};
+  auto d = zex::detail::decode_report(r, m, nullptr, &table);
+  EXPECT_EQ(d.site, 0u);
+  EXPECT_EQ(d.name, "BoundsError");
+  ASSERT_EQ(d.frames.size(), 1u);
+  // Frames the device wrote stay a level-2 matter.
+  auto info = zex::detail::exception_info(d, "vadd", "dev", 1);
+  EXPECT_TRUE(info.frames.empty());
+  EXPECT_EQ(info.frame_depth, 0u);
+  EXPECT_NE(std::string(zex::KernelException(info).what()).find("the work-item that threw and a stacktrace."),
+            std::string::npos);
+  d.debug_level = 2;
+  info = zex::detail::exception_info(std::move(d), "vadd", "dev", 2);
+  ASSERT_EQ(info.frames.size(), 1u);
+  EXPECT_EQ(info.frames[0].file, "/k.cl");
+}
+
+TEST(DecoderSites, ASiteOutOfRangeSaysSoAndReadsNothing) {
+  const auto table = site_table();
+  const zex::detail::SiteTable empty;
+  struct Case {
+    uint32_t site;
+    const zex::detail::SiteTable* sites;
+    const char* reason;
+  };
+  for (const Case& c : {Case{17, &table, "unknown throw site 17 (the module numbered 3)"},
+                        Case{4, &table, "unknown throw site 4 (the module numbered 3)"},
+                        // All 32 bits set: id 2^30 - 1, and a level (3) that does not exist.
+                        Case{0xFFFFFFFFu, &table, "unknown throw site 1073741823 (the module numbered 3)"},
+                        Case{1, &empty, "unknown throw site 1 (the module numbered none)"},
+                        Case{7, nullptr, "unknown throw site 7 (the module numbered none)"}}) {
+    FakeMemory m;
+    auto r = site_report(c.site, 1);
+    r.name = 0xdeadbeef;
+    auto d = zex::detail::decode_report(r, m, nullptr, c.sites);
+    EXPECT_EQ(d.site, c.site & ZEX_SITE_ID_MASK);
+    EXPECT_EQ(d.name, "");
+    EXPECT_EQ(d.reason, c.reason);
+    EXPECT_TRUE(d.frames.empty());
+    EXPECT_EQ(m.range_calls, 0);
+    auto info = zex::detail::exception_info(std::move(d), "k", "dev", 1);
+    const std::string what = zex::KernelException(info).what();
+    EXPECT_EQ(what.rfind(std::string("KernelException: An exception was thrown in kernel 'k' on dev: ") + c.reason, 0),
+              0u)
+        << what;
+  }
+}
+
+TEST(DecoderSites, AVersion2ReportNeverHasASite) {
+  FakeMemory m;
+  m.add(0x1000, "BoundsError");
+  const auto table = site_table();
+  auto r = site_report(0, 1);
+  r.abi_version = 2;
+  r.name = 0x1000;
+  // A version-2 device left its reserved bytes as it liked: they are not a site.
+  std::memset(reinterpret_cast<unsigned char*>(&r) + 520, 0xA5, 8);
+  auto d = zex::detail::decode_report(r, m, nullptr, &table);
+  EXPECT_EQ(d.site, 0u);
+  EXPECT_EQ(d.name, "BoundsError");
+  EXPECT_EQ(d.reason, "");
+  EXPECT_TRUE(d.frames.empty());
+}
+
+TEST(DecoderSites, TableStringsAreEscapedLikeDeviceStrings) {
+  FakeMemory m;
+  zex::detail::SiteTable table(1);
+  table[0].name = "Bad\nName";
+  table[0].reason = std::string(5000, 'r');
+  table[0].frames = {{"f\x01", "/k.cl", 3}};
+  auto d = zex::detail::decode_report(site_report(1, 1), m, nullptr, &table);
+  EXPECT_EQ(d.name, "Bad\\x0aName");
+  EXPECT_EQ(d.reason, std::string(zex::detail::kMaxString, 'r') + "...");
+  ASSERT_EQ(d.frames.size(), 1u);
+  EXPECT_EQ(d.frames[0].function, "f\\x01");
+  EXPECT_EQ(d.frames[0].file, "/k.cl");
+}
+
+// zex_throw_site stores its site at every level, the level in the site word's top bits: a level-0
+// report names its site and its frames too; values and the count stay level-1 matters, and the group
+// and local ids are left to whoever knows the launch's group size (zex::Stream).
+TEST(DecoderSites, ALevel0SiteNamesItselfAndTheLevelComesFromTheSiteWord) {
+  FakeMemory m;
+  const auto table = site_table();
+  auto r = site_report(2, 0);
+  r.values[0] = 70;
+  auto d = zex::detail::decode_report(r, m, nullptr, &table);
+  EXPECT_EQ(d.debug_level, 0u);
+  EXPECT_EQ(d.site, 2u);
+  auto info = zex::detail::exception_info(std::move(d), "vadd", "dev", 2);  // the report's level wins
+  EXPECT_EQ(info.debug_level, 0);
+  EXPECT_EQ(info.name, "BoundsError");
+  EXPECT_EQ(info.frames.size(), 3u);
+  EXPECT_TRUE(info.values.empty());
+  const std::string what = zex::KernelException(info).what();
+  EXPECT_NE(what.find("A BoundsError was thrown in kernel 'vadd' on dev: Out-of-bounds array access\nStacktrace:"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("to see its operand values and how many work-items threw."), std::string::npos) << what;
+
+  auto r2 = site_report(2, 2);
+  r2.global_id[0] = 77;
+  r2.group_id[0] = 5;  // stale: zex_throw_site does not write it
+  auto d2 = zex::detail::decode_report(r2, m, nullptr, &table);
+  EXPECT_EQ(d2.debug_level, 2u);
+  auto info2 = zex::detail::exception_info(std::move(d2), "vadd", "dev", 1);
+  ASSERT_TRUE(info2.global_id.has_value());
+  EXPECT_EQ((*info2.global_id)[0], 77u);
+  EXPECT_FALSE(info2.group_id.has_value());
+  ASSERT_EQ(info2.values.size(), 2u);  // the table's count (2) and kind (bounds)
+  EXPECT_EQ(info2.value_kind, ZEX_VALUES_BOUNDS);
+  EXPECT_NE(std::string(zex::KernelException(info2).what()).find("Thrown by work-item (77, 0, 0)."), std::string::npos);
+}

@@ -105,7 +105,7 @@ uint32_t sourceLine(const std::string& marker) {
 }
 
 const char* const kEntryPoints[] = {"zex_report_exception", "zex_report_exception_values", "zex_report_frame",
-                                    "zex_signal_exception"};
+                                    "zex_signal_exception", "zex_throw", "zex_throw_site"};
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -166,6 +166,72 @@ TEST(DeviceLibrary, EntryPointSignaturesAreTheDocumentedOnes) {
   EXPECT_EQ(m.def(signal->def.type).opcode, op::TypeVoid);
   ASSERT_EQ(signal->params.size(), 1u);
   checkState(*signal, "zex_signal_exception");
+}
+
+// The fused entry point (issue 15): zex_throw(state, name, reason, count, kind, a, b, function, file,
+// line); one claim (no atomic load of the claim word after its own CAS), the status last after a fence.
+TEST(DeviceLibrary, FusedThrowClaimsOnceAndStoresTheStatusLast) {
+  Module m(library());
+  const Function* fused = m.exported("zex_throw");
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(m.def(fused->def.type).opcode, op::TypeVoid);
+  ASSERT_EQ(fused->params.size(), 10u);
+  EXPECT_TRUE(m.isStateStruct(m.pointee(fused->params[0].type)));
+  for (size_t p : {1u, 2u, 7u, 8u})
+    EXPECT_TRUE(m.isPointer(fused->params[p].type, kStorageUniformConstant)) << "string parameter " << p;
+  for (size_t p : {3u, 4u, 9u})
+    EXPECT_TRUE(m.isInt(fused->params[p].type, 32)) << "parameter " << p;
+  for (size_t p : {5u, 6u})
+    EXPECT_TRUE(m.isInt(fused->params[p].type, 64)) << "value parameter " << p;
+  EXPECT_EQ(fused->count(op::AtomicCompareExchange), 1u);
+  EXPECT_EQ(fused->count(op::AtomicLoad), 0u) << "the claimant must not re-load its claim";
+  const Inst* last_store = nullptr;
+  bool fence_before = false, fence_seen = false;
+  for (const Inst& i : fused->body) {
+    if (i.opcode == op::MemoryBarrier) fence_seen = true;
+    if (i.opcode == op::Store) {
+      last_store = &i;
+      fence_before = fence_seen;
+    }
+  }
+  ASSERT_NE(last_store, nullptr);
+  EXPECT_TRUE(fence_before) << "no memory barrier before the last store";
+  EXPECT_EQ(m.constant(last_store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
+}
+
+// The throw-site entry point (ABI version 3): zex_throw_site(state, site, a, b). No
+// strings; one claim with a constant claim value (the claimant knows it owns the report from its own
+// CAS), the status last after a fence.
+TEST(DeviceLibrary, ThrowSiteClaimsOnceWithAConstantAndStoresTheStatusLast) {
+  Module m(library());
+  const Function* site = m.exported("zex_throw_site");
+  ASSERT_NE(site, nullptr);
+  EXPECT_EQ(m.def(site->def.type).opcode, op::TypeVoid);
+  ASSERT_EQ(site->params.size(), 4u);
+  EXPECT_TRUE(m.isStateStruct(m.pointee(site->params[0].type)));
+  EXPECT_TRUE(m.isInt(site->params[1].type, 32)) << "the site";
+  for (size_t p : {2u, 3u})
+    EXPECT_TRUE(m.isInt(site->params[p].type, 64)) << "value parameter " << p;
+  EXPECT_EQ(site->count(op::AtomicCompareExchange), 1u);
+  EXPECT_EQ(site->count(op::AtomicLoad), 0u) << "the claimant must not re-load its claim";
+  for (const Inst& i : site->body)
+    if (i.opcode == op::AtomicCompareExchange) {
+      // OpAtomicCompareExchange: type, result, pointer, scope, equal, unequal, value, comparator.
+      EXPECT_EQ(m.constant(i.word(7)), std::optional<uint64_t>(0xFFFFFFFFu)) << "a constant claim value";
+      EXPECT_EQ(m.constant(i.word(8)), std::optional<uint64_t>(0u));
+    }
+  const Inst* last_store = nullptr;
+  bool fence_before = false, fence_seen = false;
+  for (const Inst& i : site->body) {
+    if (i.opcode == op::MemoryBarrier) fence_seen = true;
+    if (i.opcode == op::Store) {
+      last_store = &i;
+      fence_before = fence_seen;
+    }
+  }
+  ASSERT_NE(last_store, nullptr);
+  EXPECT_TRUE(fence_before) << "no memory barrier before the last store";
+  EXPECT_EQ(m.constant(last_store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
 }
 
 TEST(DeviceLibrary, ExportsTheAbiVersionConstant) {
@@ -325,8 +391,8 @@ TEST(DeviceLibrarySpecialized, UnspecializedModuleKeepsEverything) {
 
 TEST(UserKernel, ImportsTheEntryPointsAndDefinesNone) {
   Module m(userModule());
-  // The macros call zex_report_exception_values (ABI 2), never zex_report_exception.
-  for (const char* name : {"zex_report_exception_values", "zex_report_frame", "zex_signal_exception"}) {
+  // The macros make the one fused call zex_throw (issue 15).
+  for (const char* name : {"zex_throw"}) {
     auto id = m.linked(name, kLinkageImport);
     ASSERT_TRUE(id) << name << " must be an Import in the user module";
     const Function& f = m.functions.at(*id);
@@ -361,11 +427,8 @@ TEST(UserKernel, LinksWithTheLibraryAndValidatesAtEveryLevel) {
 // OpenCL C), and the frame carries the kernel's name, file and the throwing line.
 TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
   Module m(userModule());
-  auto frameId = m.linked("zex_report_frame", kLinkageImport);
-  auto signalId = m.linked("zex_signal_exception", kLinkageImport);
-  auto valuesId = m.linked("zex_report_exception_values", kLinkageImport);  // every macro (ABI 2)
-  auto reportId = valuesId;
-  ASSERT_TRUE(frameId && signalId && valuesId);
+  auto throwId = m.linked("zex_throw", kLinkageImport);  // every macro (issue 15)
+  ASSERT_TRUE(throwId);
 
   struct Expect {
     std::string kernel, name, reason, marker;
@@ -388,20 +451,19 @@ TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
         continue;
       uint32_t callee = i.word(3);
       order.push_back(callee);
-      if (callee == *reportId || callee == *valuesId) {
+      if (callee == *throwId) {
+        // zex_throw(state, name, reason, count, kind, a, b, function, file, line): words 4..13.
+        ASSERT_EQ(i.words.size(), 14u);
         EXPECT_EQ(m.constantString(i.word(5)), std::optional<std::string>(e.name));
         EXPECT_EQ(m.constantString(i.word(6)), std::optional<std::string>(e.reason));
-      } else if (callee == *frameId) {
-        EXPECT_EQ(m.constant(i.word(5)), std::optional<uint64_t>(0)) << "frame index 0 = [1]";
-        EXPECT_EQ(m.constantString(i.word(6)), std::optional<std::string>(e.kernel)) << "__func__";
-        auto file = m.constantString(i.word(7));
+        EXPECT_EQ(m.constantString(i.word(11)), std::optional<std::string>(e.kernel)) << "__func__";
+        auto file = m.constantString(i.word(12));
         ASSERT_TRUE(file);
         EXPECT_NE(file->find("user_kernels.cl"), std::string::npos) << *file;
-        EXPECT_EQ(m.constant(i.word(8)), std::optional<uint64_t>(sourceLine(e.marker))) << "__LINE__";
+        EXPECT_EQ(m.constant(i.word(13)), std::optional<uint64_t>(sourceLine(e.marker))) << "__LINE__";
       }
     }
-    EXPECT_EQ(order, (std::vector<uint32_t>{e.values ? *valuesId : *reportId, *frameId, *signalId}))
-        << "the cold path must call report_exception, report_frame, signal_exception in order";
+    EXPECT_EQ(order, (std::vector<uint32_t>{*throwId})) << "the cold path is one zex_throw call";
   }
 }
 

@@ -169,3 +169,25 @@ TEST(KernelExceptionMessage, HintsSpeakTheCallersLanguage) {
   EXPECT_EQ(zex::format_kernel_exception(info(2), zex::Language::Python),
             zex::format_kernel_exception(info(2), zex::Language::Cpp));
 }
+
+// Frames of a numbered throw site (ABI version 3) come at level 1; a frame without a line says so, and a
+// chain longer than the frames kept says how long it was.
+TEST(KernelExceptionMessage, SiteFramesAtLevel1WithUnknownLinesAndDepth) {
+  auto i = info(1);
+  i.frames = {{"get", "/src/k.cl", 12}, {"helper", "", 0}};
+  i.frame_depth = 30;
+  zex::KernelException e(i);
+  EXPECT_STREQ(e.what(),
+               "KernelException: A BoundsError was thrown in kernel 'vadd' on dev0: Out-of-bounds array access\n"
+               "Stacktrace:\n"
+               " [1] get at /src/k.cl:12\n"
+               " [2] helper (line unknown: the module has no debug information)\n"
+               "(30 frames; the innermost 2 are shown)\n"
+               "Hint: launch with debug_level=2 (LaunchConfig::debug_level or ZEX_DEBUG_LEVEL=2) to see "
+               "the work-item that threw.");
+  EXPECT_EQ(e.frame_depth(), 30u);
+  ASSERT_EQ(e.frames().size(), 2u);
+  // A depth that is not more than the frames shown adds nothing.
+  i.frame_depth = 2;
+  EXPECT_EQ(std::string(zex::KernelException(i).what()).find("frames;"), std::string::npos);
+}

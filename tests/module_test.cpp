@@ -378,10 +378,10 @@ TEST(Module, MergedThrowSitesStillReportTheFailingSite) {
   auto& e = env();
   const auto bytes = zex_test::read_file(zex_test::kernel_spv());
   const auto user = zex::detail::spirv_words(bytes.data(), bytes.size());
-  // The macros call zex_report_exception_values (ABI version 2): that is where the sites are.
-  const size_t before = calls_to(user, "zex_report_exception_values");
+  // The macros call zex_throw (issue 15): that is where the sites are.
+  const size_t before = calls_to(user, "zex_throw");
   ASSERT_GE(before, 2u);
-  EXPECT_LT(calls_to(e.mod.spirv(), "zex_report_exception_values"), before);
+  EXPECT_LT(calls_to(e.mod.spirv(), "zex_throw"), before);
 
   zex::Kernel k = e.mod.kernel("two_sites");
   zex::Stream s(e.dev);
@@ -402,5 +402,96 @@ TEST(Module, MergedThrowSitesStillReportTheFailingSite) {
     EXPECT_EQ(ex.frames()[0].line, zex_test::line_of(c.marker));
   }
   s.launch(k, cfg, out.get(), 64u, 64u);
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+// The fused entry point zex_throw (issue 15): one call records what the three calls of ZEX_THROW_VALUES
+// record, at every level; losers count but write nothing.
+TEST(Module, FusedThrowEntryPointReportsLikeTheThreeCalls) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("fused_throw");
+  zex::Stream s(e.dev);
+  zex_test::Usm<int> out(64);
+  for (uint32_t level : {0u, 1u, 2u}) {
+    zex::LaunchConfig cfg;
+    cfg.groups = {1, 1, 1};
+    cfg.group_size = {64, 1, 1};
+    cfg.debug_level = level;
+    s.launch(k, cfg, out.get(), 60u);
+    auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+    SCOPED_TRACE(level);
+    // zex numbers this zex_throw (issue 15): name, reason and frame come from the module's table at
+    // every level, values and the count from level 1.
+    EXPECT_EQ(ex.name(), "BoundsError");
+    EXPECT_EQ(ex.reason(), "fused entry point");
+    ASSERT_EQ(ex.frames().size(), 1u);
+    EXPECT_EQ(ex.frames()[0].function, "fused_throw");
+    EXPECT_EQ(ex.frames()[0].line, zex_test::line_of("fused_throw"));
+    if (level == 0) {
+      EXPECT_TRUE(ex.values().empty());
+      continue;
+    }
+    ASSERT_EQ(ex.values().size(), 2u);
+    EXPECT_GE(ex.values()[0], 60u);
+    EXPECT_EQ(ex.values()[1], 60u);
+    EXPECT_EQ(ex.thrower_count(), 4u);
+    EXPECT_EQ(ex.global_id().has_value(), level == 2);
+  }
+  zex::LaunchConfig cfg;
+  cfg.groups = {1, 1, 1};
+  cfg.group_size = {64, 1, 1};
+  s.launch(k, cfg, out.get(), 64u);
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+// zex_throw_site (ABI version 3) called directly, on zex-cpu: what lands at each level. No table
+// numbers site 7 (the kernel calls the entry point itself), so the host says so instead of a name.
+TEST(Module, ThrowSiteEntryPointWritesTheSiteValuesAndIdsByLevel) {
+  auto& e = env();
+  zex::Module mod(e.dev, zex_test::read_file(ZEX_TEST_SITE_KERNEL_SPV));
+  zex::Kernel k = mod.kernel("throw_site_direct");
+  zex::Stream s(e.dev);
+  for (uint32_t level : {0u, 1u, 2u}) {
+    SCOPED_TRACE(level);
+    zex::LaunchConfig cfg;
+    cfg.groups = {1, 1, 1};
+    cfg.group_size = {64, 1, 1};
+    cfg.debug_level = level;
+    s.launch(k, cfg, 61u);
+    auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+    EXPECT_EQ(ex.debug_level(), static_cast<int>(level));
+    EXPECT_EQ(ex.abi_version(), ZEX_ABI_VERSION);
+    EXPECT_EQ(ex.name(), "");
+    EXPECT_TRUE(ex.frames().empty());
+    const std::string what = ex.what();
+    // The site is stored at every level (with the level in its top bits): level 0 says which site.
+    EXPECT_EQ(ex.reason(), "unknown throw site 7 (the module numbered none)");
+    if (level == 0) {
+      EXPECT_TRUE(ex.values().empty());
+      EXPECT_EQ(ex.thrower_count(), 1u);
+      continue;
+    }
+    EXPECT_NE(what.find("An exception was thrown in kernel 'throw_site_direct'"), std::string::npos) << what;
+    EXPECT_NE(what.find(": unknown throw site 7 (the module numbered none): values "), std::string::npos) << what;
+    ASSERT_EQ(ex.values().size(), 2u);
+    EXPECT_GE(ex.values()[0], 61u);
+    EXPECT_EQ(ex.values()[1], 0xABCDu);
+    EXPECT_EQ(ex.thrower_count(), 3u);
+    if (level == 2) {
+      ASSERT_TRUE(ex.global_id().has_value());
+      EXPECT_EQ((*ex.global_id())[0], ex.values()[0]) << "the ids are the claimant's";
+      // The device stores the global id only; the stream derives these from its group size (64).
+      ASSERT_TRUE(ex.local_id().has_value());
+      EXPECT_EQ((*ex.local_id())[0], ex.values()[0]);
+      ASSERT_TRUE(ex.group_id().has_value());
+      EXPECT_EQ((*ex.group_id())[0], 0u);
+    } else {
+      EXPECT_FALSE(ex.global_id().has_value());
+    }
+  }
+  zex::LaunchConfig cfg;
+  cfg.groups = {1, 1, 1};
+  cfg.group_size = {64, 1, 1};
+  s.launch(k, cfg, 64u);
   EXPECT_NO_THROW(s.synchronize());
 }

@@ -18,7 +18,13 @@ add_custom_command(
   DEPENDS ${ZEX_TEST_KERNEL_SPV}
   COMMENT "zex test kernels as SPIR-V 1.0"
   VERBATIM)
-add_custom_target(zex_test_kernels DEPENDS ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SPV_1_0})
+# zex_throw_site called directly, in a module of its own (no numbered sites: an empty site table).
+set(ZEX_TEST_SITE_KERNEL_SPV ${CMAKE_CURRENT_BINARY_DIR}/kernels/zex_site_kernels.spv)
+zex_add_spirv(${ZEX_TEST_SITE_KERNEL_SPV}
+  SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/kernels/zex_site_kernels.cl
+  INCLUDES ${ZEX_DEVICE_INCLUDES}
+  DEPENDS ${PROJECT_SOURCE_DIR}/device/include/zex/device.h ${PROJECT_SOURCE_DIR}/include/zex/abi.h)
+add_custom_target(zex_test_kernels DEPENDS ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SPV_1_0} ${ZEX_TEST_SITE_KERNEL_SPV})
 
 add_executable(zex_tests
   error_test.cpp
@@ -33,6 +39,7 @@ add_dependencies(zex_tests zex_test_kernels)
 target_compile_definitions(zex_tests PRIVATE
   ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
   ZEX_TEST_KERNEL_SPV_1_0="${ZEX_TEST_KERNEL_SPV_1_0}"
+  ZEX_TEST_SITE_KERNEL_SPV="${ZEX_TEST_SITE_KERNEL_SPV}"
   ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}")
 target_link_libraries(zex_tests PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
 zex_target_warnings(zex_tests)

@@ -12,6 +12,8 @@
 //   zex-spirv calls    in.spv              for each imported function: its import name and call count
 //   zex-spirv strings  in.spv              the strings zex wrapped (in a linked module): name and bytes
 //   zex-spirv wrap     in.spv -o out.spv   the string wrapping alone (src/passes/strings.cpp)
+//   zex-spirv sites    in.spv              the throw paths `link` numbers: one line per id, then its
+//                                          frames (what the host prints for a report of that id)
 //
 // Exit status: 0 done, 1 the module was refused (the message says why), 2 usage.
 #include <zex/detail/spirv.hpp>
@@ -37,7 +39,8 @@ int usage() {
                "       zex-spirv kernels <in.spv>\n"
                "       zex-spirv calls <in.spv>\n"
                "       zex-spirv strings <in.spv>\n"
-               "       zex-spirv wrap <in.spv> -o <out.spv>\n");
+               "       zex-spirv wrap <in.spv> -o <out.spv>\n"
+               "       zex-spirv sites <in.spv> [--library <lib.spv>]\n");
   return 2;
 }
 
@@ -78,7 +81,7 @@ int main(int argc, char** argv) {
   }
   if (in.empty()) return usage();
   const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap";
-  if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || !library.empty()))) return usage();
+  if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || (!library.empty() && cmd != "sites")))) return usage();
   try {
     const std::vector<uint32_t> words = read_spirv(in);
     if (cmd == "merge") {
@@ -90,6 +93,20 @@ int main(int argc, char** argv) {
       std::vector<uint32_t> lib;
       if (!library.empty()) lib = read_spirv(library);
       write_spirv(out, zex::detail::link_with_device_library(words, library.empty() ? nullptr : &lib, merge, strings));
+    } else if (cmd == "sites") {
+      zex::detail::validate_spirv(words, "the module's SPIR-V");
+      std::vector<uint32_t> lib;
+      if (!library.empty()) lib = read_spirv(library);
+      const zex::detail::SiteTable sites = zex::detail::link_module(words, library.empty() ? nullptr : &lib).sites;
+      for (size_t k = 0; k < sites.size(); ++k) {
+        const zex::detail::ThrowSite& s = sites[k];
+        std::printf("%zu %s: %s (%u frames)\n", k + 1, s.name.c_str(), s.reason.c_str(), s.depth);
+        for (const zex::Frame& f : s.frames)
+          if (f.line)
+            std::printf("  %s at %s:%u\n", f.function.c_str(), f.file.c_str(), f.line);
+          else
+            std::printf("  %s (line unknown)\n", f.function.c_str());
+      }
     } else if (cmd == "validate") {
       zex::detail::validate_spirv(words, "the module's SPIR-V");
     } else if (cmd == "kernels") {

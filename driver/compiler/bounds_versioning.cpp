@@ -26,10 +26,12 @@
 namespace zexcpu {
 namespace {
 
-// The throw entry points of the report ABI: without values (version 1) and with them (version 2,
-// what ZEX_CHECK_BOUNDS calls).
+// The throw entry points of the report ABI: without values (version 1), with them (version 2, what
+// ZEX_CHECK_BOUNDS calls), the fused zex_throw (claim, frame and status in one call), and
+// zex_throw_site (version 3: what zex's pass turns a numbered zex_throw into).
 bool is_throw_entry(llvm::StringRef name) {
-  return name == "zex_report_exception" || name == "zex_report_exception_values";
+  return name == "zex_report_exception" || name == "zex_report_exception_values" || name == "zex_throw" ||
+         name == "zex_throw_site";
 }
 
 bool calls_throw(const llvm::BasicBlock& bb) {

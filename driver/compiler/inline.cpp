@@ -108,7 +108,8 @@ bool inline_round(llvm::Module& m, const std::vector<std::string>& keep, std::st
 
 bool inline_everything(llvm::Module& m, std::string* err) {
   // Round one keeps the throw entry points as calls so the checks that guard them can be found.
-  if (!inline_round(m, {"zex_report_exception", "zex_report_exception_values", "zex_report_frame", "zex_signal_exception"}, err)) return false;
+  if (!inline_round(m, {"zex_report_exception", "zex_report_exception_values", "zex_report_frame", "zex_signal_exception",
+                      "zex_throw", "zex_throw_site"}, err)) return false;
   version_bounds_checks(m);
   return inline_round(m, {}, err);
 }

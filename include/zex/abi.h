@@ -1,4 +1,5 @@
-/* zex report ABI, version 2 (version 1 plus operand values and a thrower count; docs/abi.md).
+/* zex report ABI, version 3 (version 1 plus operand values and a thrower count in version 2, plus a
+ * throw-site id in version 3; docs/abi.md).
  *
  * The contract between the device library (device/zex_device.cl, or any compiler that emits the same
  * calls), the kernel, and the host decoder. Plain C so that one header serves OpenCL C (clang-15
@@ -12,13 +13,19 @@
 #ifndef ZEX_ABI_H
 #define ZEX_ABI_H
 
-#define ZEX_ABI_VERSION 2u
+#define ZEX_ABI_VERSION 3u
 /* The oldest report version a host still reads: a version-1 report is a version-2 report without
-   values (its last 16 bytes were reserved, written as zero), so the host reads it as one. */
+   values (its last 16 bytes were reserved, written as zero), and a version-2 report is a version-3
+   report without a site (the host ignores bytes 520..528 of a report older than version 3, whatever
+   they hold), so the host reads both. */
 #define ZEX_ABI_VERSION_MIN 1u
 /* SPIR-V SpecId of the debug level (a 32-bit OpSpecConstant, default 1). "zex1" in ASCII, chosen so
    that it cannot collide with the small SpecIds a user's own kernels use. */
 #define ZEX_SPEC_ID_DEBUG_LEVEL 0x7A657831
+/* SPIR-V SpecId of the throw-site base (version 3; "zex2"), default 0: a module zex numbered stores
+   base + k for its site k, and zex::Module sets the base so that site ids are unique in the process
+   (the host then finds the table from the id alone, SlabPool::check included). */
+#define ZEX_SPEC_ID_SITE_BASE 0x7A657832
 #define ZEX_MAX_FRAMES 16
 #define ZEX_STATUS_NONE 0u   /* report empty */
 #define ZEX_STATUS_THROWN 1u /* a work-item threw; the report is complete */
@@ -29,6 +36,10 @@
    at ZEX_COUNT_OFFSET (version 2). The host resets all ZEX_CLAIM_BYTES at once. */
 #define ZEX_COUNT_OFFSET 8
 #define ZEX_CLAIM_BYTES 16
+/* zex_report_t.site (version 3): the id in the low 30 bits, the debug level above them. Ids are at
+   most ZEX_SITE_ID_MASK; zex numbers fewer than 2^16 per module. */
+#define ZEX_SITE_ID_MASK 0x3FFFFFFFu
+#define ZEX_SITE_LEVEL_SHIFT 30
 
 #ifdef __OPENCL_C_VERSION__
 /* OpenCL C: ulong/uint/uchar are exactly 64/32/8 bits, as the host's stdint types. */
@@ -101,7 +112,12 @@ typedef struct zex_report {
   zex_u64_t values[ZEX_MAX_VALUES]; /* 496: operand values (level >= 1), e.g. index and length */
   zex_u32_t value_count;     /* 512: how many of values[] were recorded; the host clamps it */
   zex_u32_t value_kind;      /* 516: ZEX_VALUES_*: how the host labels them */
-  zex_u64_t reserved;        /* 520 .. 528 */
+  /* Version 3 (versions 1 and 2 had 8 reserved bytes here): */
+  zex_u32_t site;            /* 520: written by zex_throw_site at every level: bits 0..29 the
+                                throw-site id (>= 1), bits 30..31 the debug level (ZEX_SITE_*); 0 = not
+                                written (the other entry points). The host takes name, reason, value
+                                count and kind, and frames from the module's site table */
+  zex_u32_t reserved;        /* 524 */
 } zex_report_t;
 
 #ifdef __cplusplus
@@ -139,6 +155,7 @@ ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, frames) == 112, "zex_report_t.frame
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, values) == 496, "zex_report_t.values at 496");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, value_count) == 512, "zex_report_t.value_count at 512");
 ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, value_kind) == 516, "zex_report_t.value_kind at 516");
-ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, reserved) == 520, "zex_report_t.reserved at 520");
+ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, site) == 520, "zex_report_t.site at 520");
+ZEX_STATIC_ASSERT(ZEX_OFFSETOF(zex_report_t, reserved) == 524, "zex_report_t.reserved at 524");
 
 #endif /* ZEX_ABI_H */

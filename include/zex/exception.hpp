@@ -15,11 +15,12 @@
 
 namespace zex {
 
-/// One entry of a kernel exception's stacktrace (debug level 2). frames()[0] prints as [1].
+/// One entry of a kernel exception's stacktrace (debug level 2, or 1 for a numbered throw site).
+/// frames()[0] prints as [1].
 struct Frame {
   std::string function;  ///< e.g. the kernel's name for ZEX_THROW in a kernel
-  std::string file;
-  uint32_t line = 0;
+  std::string file;      ///< empty when the line is not known
+  uint32_t line = 0;     ///< 0 = not known (a caller in a module without debug information)
 };
 
 /// Where on the host a kernel was launched: the caller of Stream::launch.
@@ -39,11 +40,16 @@ struct KernelExceptionInfo {
   std::string device_name;
   uint64_t launch_id = 0;
   std::optional<std::array<uint64_t, 3>> global_id, group_id, local_id;  ///< level 2 only
-  std::vector<Frame> frames;     ///< level 2 only; at most 16
+  /// At most 16, innermost first: from the site table from level 1 up for a throw site zex numbered
+  /// at link time (ABI version 3), else recorded by the device at level 2 only.
+  std::vector<Frame> frames;
+  /// Frames in the throw's whole call chain: more than frames.size() when the chain was cut at 16;
+  /// 0 when not known (device-recorded frames), read as frames.size().
+  uint32_t frame_depth = 0;
   /// The report's ABI version. Anything else than ZEX_ABI_VERSION means the report was written by a
   /// device library this zex does not know, and nothing past the version was interpreted.
   uint32_t abi_version = ZEX_ABI_VERSION;
-  /// Operand values the throw recorded (level >= 1, ABI version 2), e.g. {index, length}; at most 2.
+  /// Operand values the throw recorded (level >= 1, ABI version >= 2), e.g. {index, length}; at most 2.
   std::vector<uint64_t> values;
   uint32_t value_kind = ZEX_VALUES_PLAIN;  ///< ZEX_VALUES_*: how the message labels the values
   /// Work-items that threw since the stream's report was last reset (level >= 1; 1 at level 0,
@@ -97,8 +103,12 @@ class KernelException : public std::runtime_error, public Error {
   const std::optional<std::array<uint64_t, 3>>& group_id() const noexcept { return info_.group_id; }
   /// Its local id within the work-group; set at debug level 2.
   const std::optional<std::array<uint64_t, 3>>& local_id() const noexcept { return info_.local_id; }
-  /// The stacktrace, innermost first (frames()[0] is [1] in the message); set at debug level 2.
+  /// The stacktrace, innermost first (frames()[0] is [1] in the message); set at debug level 2, and
+  /// from level 1 up for a throw site zex numbered at link time.
   const std::vector<Frame>& frames() const noexcept { return info_.frames; }
+  /// Frames in the whole call chain: more than frames().size() when only the innermost 16 were
+  /// kept; 0 when not known (then frames().size() is all there is to say).
+  uint32_t frame_depth() const noexcept { return info_.frame_depth; }
   /// The ABI version of the report (ZEX_ABI_VERSION unless the report came from an unknown device
   /// library, in which case only the kernel and device names are meaningful).
   uint32_t abi_version() const noexcept { return info_.abi_version; }

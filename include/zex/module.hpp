@@ -6,6 +6,7 @@
 #include <zex/abi.h>
 #include <zex/context.hpp>
 #include <zex/detail/mutex.hpp>
+#include <zex/detail/sites.hpp>
 #include <zex/detail/param_kind.hpp>
 #include <zex/error.hpp>
 
@@ -33,7 +34,7 @@ struct KnownStrings;
 /// Shared by the Module and its Kernels. Thread-safe.
 class ModuleState {
  public:
-  ModuleState(const Device& dev, std::vector<uint32_t> spirv);
+  ModuleState(const Device& dev, std::vector<uint32_t> spirv, SiteTable sites = {});
   ModuleState(const ModuleState&) = delete;
   ModuleState& operator=(const ModuleState&) = delete;
   ~ModuleState();
@@ -53,6 +54,11 @@ class ModuleState {
   /// The strings of the module built for `level`, by their relocated addresses; null before the
   /// build or when the driver could not say where they are.
   const KnownStrings* known_strings(int level) const noexcept { return known_[static_cast<size_t>(level)].get(); }
+  /// The throw sites zex numbered when it linked the module (detail/sites.hpp): what a report's
+  /// site id means. The same for every level.
+  const SiteTable& sites() const noexcept { return *sites_; }
+  /// What this module's device adds to its site ids (register_site_table); 0 without sites.
+  uint32_t site_base() const noexcept { return site_base_; }
 
  private:
   ze_module_handle_t build(int level);
@@ -61,6 +67,8 @@ class ModuleState {
   std::shared_ptr<ContextState> ctx_;  // keeps the context (and *dev_) alive
   const DeviceInfo* dev_;
   std::vector<uint32_t> spirv_;
+  std::shared_ptr<const SiteTable> sites_;
+  uint32_t site_base_ = 0;
   std::vector<std::string> kernel_names_;
   std::vector<std::string> without_state_;  // kernels whose last parameter is not a zex_state_t
   // By kernel name; a vector of pairs, as <map> would add to every includer's parse time for a lookup

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <zex/abi.h>
+#include <zex/detail/sites.hpp>
 #include <zex/exception.hpp>
 
 #include <level_zero/ze_api.h>
@@ -100,36 +101,41 @@ class SlabPool {
   /// `kernel_name_of(launch_id)` names the kernel of a launch; `launch_level` is the debug level it
   /// was launched with (used only if the report's own level is corrupt). If the reset cannot be
   /// appended, the report is kept (a later check raises it) and the ZeError is thrown instead.
+  /// `sites`, if given, is the throw-site table of the module the kernel came from
+  /// (detail::link_module); without it a report of a numbered site says "unknown throw site N".
   /// @throws KernelException if a work-item threw; ZeError if the reset fails
   template <class NameOf,
             class = std::enable_if_t<std::is_invocable_r_v<std::string, NameOf&, uint64_t>>>
   void check(const Slot& s, NameOf&& kernel_name_of, ze_command_list_handle_t reset_list = nullptr,
-             int launch_level = 1) {
+             int launch_level = 1, const detail::SiteTable* sites = nullptr) {
     if (!thrown(s)) return;
     using F = std::remove_reference_t<NameOf>;
     raise(s, [](const void* f, uint64_t id) -> std::string { return (*static_cast<F*>(const_cast<void*>(f)))(id); },
-          &kernel_name_of, launch_level, reset_list);
+          &kernel_name_of, launch_level, reset_list, sites);
   }
 
   /// check() for a runtime that launched one kernel (or knows which one) since its last check.
   /// @throws KernelException, ZeError
   void check(const Slot& s, std::string_view kernel_name, ze_command_list_handle_t reset_list = nullptr,
-             int launch_level = 1) {
+             int launch_level = 1, const detail::SiteTable* sites = nullptr) {
     if (!thrown(s)) return;
     raise(s, [](const void* n, uint64_t) { return std::string(*static_cast<const std::string_view*>(n)); },
-          &kernel_name, launch_level, reset_list);
+          &kernel_name, launch_level, reset_list, sites);
   }
 
   /// The one path from a thrown report to an exception, used by check() and zex::Stream: decodes
   /// `s`'s report (strings validated and bounded), appends the claim word's reset to `reset_list`
   /// (signalling `signal`; on the pool's own list, waited for, when `reset_list` is null), and only
   /// then clears the report. Returns what the exception will say. `known`, if given, holds the
-  /// strings of the throwing module by address (zex::Stream passes its module's).
+  /// strings of the throwing module by address, and `sites` its throw-site table with the base its
+  /// ids are offset by (zex::Stream passes its module's); without one, the process's registry of
+  /// tables (detail::find_site_table) names a numbered site of any live zex::Module.
   /// @throws ZeError if the reset cannot be appended (the report is then kept); std::bad_alloc
   KernelExceptionInfo read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
                                      int launch_level, ze_command_list_handle_t reset_list,
                                      ze_event_handle_t signal = nullptr,
-                                     const detail::KnownStrings* known = nullptr);
+                                     const detail::KnownStrings* known = nullptr,
+                                     const detail::SiteTable* sites = nullptr, uint32_t site_base = 0);
 
   /// Like read_and_reset() without decoding: for a report nobody will read (a stream destroyed
   /// with an exception pending).
@@ -155,7 +161,7 @@ class SlabPool {
   struct Impl;
 
   [[noreturn]] void raise(const Slot& s, KernelNameFn kernel_name_of, const void* ctx, int launch_level,
-                          ze_command_list_handle_t reset_list);
+                          ze_command_list_handle_t reset_list, const detail::SiteTable* sites);
 
   ze_context_handle_t ctx_;
   ze_device_handle_t dev_;
@@ -221,8 +227,9 @@ class UniqueSlot {
   /// SlabPool::check() on this slot; does nothing when empty.
   /// @throws KernelException, ZeError
   template <class NameOf>
-  void check(NameOf&& kernel_name_of, ze_command_list_handle_t reset_list = nullptr, int launch_level = 1) {
-    if (pool_ && slot_) pool_->check(slot_, std::forward<NameOf>(kernel_name_of), reset_list, launch_level);
+  void check(NameOf&& kernel_name_of, ze_command_list_handle_t reset_list = nullptr, int launch_level = 1,
+             const detail::SiteTable* sites = nullptr) {
+    if (pool_ && slot_) pool_->check(slot_, std::forward<NameOf>(kernel_name_of), reset_list, launch_level, sites);
   }
 
  private:

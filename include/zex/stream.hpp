@@ -392,6 +392,7 @@ class Stream {
       std::shared_ptr<Kernel::State> kernel;
       const char* file;  // the launch site (LaunchAt): a string literal, compared by address
       uint32_t line;
+      uint32_t group[3];  // the work-group size: a report's group and local ids derive from its global id
     };
     // The signal and waits of the next appended command.
     struct Command {
@@ -570,11 +571,14 @@ class Stream {
     const uint64_t id = s.next_id;
     const zex_state_t state = SlabPool::state(s.slot, id);
     detail::set_arg(l.kernel, n, state, detail::param_kind::kOther, *ks.name);
-    // A launch of another kernel or level than the last, or from another line, starts a run (reserved
+    // A launch of another kernel or level than the last, from another line or with another group size,
+    // starts a run (reserved
     // before the append, so that recording it after cannot fail). A loop launching from one line stays
     // one run: the site costs two compares and no allocation per launch.
     const bool new_run = s.runs.empty() || s.runs.back().kernel.get() != &ks || s.runs.back().level != level ||
-                         s.runs.back().file != file || s.runs.back().line != line;
+                         s.runs.back().file != file || s.runs.back().line != line ||
+                         s.runs.back().group[0] != l.group[0] || s.runs.back().group[1] != l.group[1] ||
+                         s.runs.back().group[2] != l.group[2];
     if (__builtin_expect(new_run, 0)) s.runs.reserve(s.runs.size() + 1);
     const ze_group_count_t groups{g.x, g.y, g.z};
     Impl::Command c;
@@ -583,7 +587,8 @@ class Stream {
     if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_launch_error(r, *ks.name);
     s.end_command();
     ++s.next_id;
-    if (__builtin_expect(new_run, 0)) s.runs.push_back(Impl::Run{id, level, kernel.state_, file, line});
+    if (__builtin_expect(new_run, 0))
+      s.runs.push_back(Impl::Run{id, level, kernel.state_, file, line, {l.group[0], l.group[1], l.group[2]}});
   }
 
   static void set_group_size(Kernel::Level& l, const Dim3& g, const std::string& name) {

@@ -162,7 +162,7 @@ void zex_event_destroy(zex_event_t event);
 const char* zex_exception_message(zex_exception_t e); /* the message, hints in C terms */
 const char* zex_exception_message_for(zex_exception_t e, zex_language_t language);
 const char* zex_exception_name(zex_exception_t e);        /* "" at debug level 0 */
-const char* zex_exception_reason(zex_exception_t e);      /* "" at debug level 0 */
+const char* zex_exception_reason(zex_exception_t e);      /* "" at debug level 0, unless zex numbered the site */
 const char* zex_exception_kernel_name(zex_exception_t e);
 int zex_exception_debug_level(zex_exception_t e);
 int zex_exception_global_id(zex_exception_t e, uint64_t out[3]); /* 1 if recorded (level 2), else 0 */
@@ -171,6 +171,9 @@ int zex_exception_local_id(zex_exception_t e, uint64_t out[3]);
 uint32_t zex_exception_frame_count(zex_exception_t e);
 /* Frame i (0 = innermost); 1 if it exists, else 0. Any out-pointer may be NULL. */
 int zex_exception_frame(zex_exception_t e, uint32_t i, const char** function, const char** file, uint32_t* line);
+/* Frames in the throw's whole call chain: more than zex_exception_frame_count when it was cut at 16
+ * (the innermost are kept); 0 when not known. */
+uint32_t zex_exception_frame_depth(zex_exception_t e);
 /* Operand values the throw recorded (level >= 1): ZEX_CHECK_BOUNDS {index, length}, ZEX_THROW_VALUES
  * {a, b}. Returns how many there are (0 to 2: none at level 0 or for a plain throw) and copies the
  * first min(that, capacity) to `out` (may be NULL when capacity is 0). */

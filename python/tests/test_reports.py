@@ -48,11 +48,14 @@ def test_values_count_and_launch_site(stream, vadd, abc):
     assert "index %d" % e.values[0] in str(e)
     assert "(launched at test_reports.py:%d)" % line in str(e)
     assert "the debug_level= keyword of stream.launch(...)" in str(e)
+    # Issue 15: zex numbered the kernel's throw site, so its frame comes at level 1 from the table.
+    assert [f[0] for f in e.frames] == ["vadd"] and e.frame_depth == 1
     e2 = pickle.loads(pickle.dumps(e))
-    assert (e2.values, e2.thrower_count, e2.launch_site) == (e.values, e.thrower_count, e.launch_site)
+    assert (e2.values, e2.thrower_count, e2.launch_site, e2.frame_depth) == (
+        e.values, e.thrower_count, e.launch_site, e.frame_depth)
 
 
-def test_level_0_records_nothing_on_the_device(stream, vadd, abc):
+def test_level_0_records_only_the_site_on_the_device(stream, vadd, abc):
     line = inspect.currentframe().f_lineno + 1
     stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=0)
     with pytest.raises(zex.KernelException) as ei:
@@ -60,6 +63,8 @@ def test_level_0_records_nothing_on_the_device(stream, vadd, abc):
     e = ei.value
     assert e.values == () and e.thrower_count == 1
     assert e.launch_site is not None and e.launch_site.line == line  # the host still knows the site
+    # The numbered site is stored at every level: level 0 names it too (issue 15).
+    assert e.name == "BoundsError" and e.debug_level == 0
 
 
 def launch_from_helper(stream, vadd, abc):

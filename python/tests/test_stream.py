@@ -39,9 +39,10 @@ def test_level_0(stream, vadd, abc):
         stream.synchronize()
     e = ei.value
     assert e.debug_level == 0 and e.kernel_name == "vadd"
-    assert e.name == "" and e.reason == ""
-    assert e.global_id is None and e.frames == []
-    assert str(e).startswith("KernelException: An exception was thrown in kernel 'vadd'")
+    # zex numbered vadd's check (issue 15): the site, its name and frame, at every level.
+    assert e.name == "BoundsError" and e.reason == "Out-of-bounds array access"
+    assert e.global_id is None and [f[0] for f in e.frames] == ["vadd"] and e.values == ()
+    assert str(e).startswith("KernelException: A BoundsError was thrown in kernel 'vadd'")
     assert "the debug_level= keyword of stream.launch(...)" in str(e)
 
 

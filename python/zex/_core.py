@@ -769,6 +769,7 @@ def _kernel_exception(lib, e):
             group_id=_ids(lib, lib.zex_exception_group_id, e),
             local_id=_ids(lib, lib.zex_exception_local_id, e),
             frames=frames,
+            frame_depth=lib.zex_exception_frame_depth(e),
             values=values,
             thrower_count=lib.zex_exception_thrower_count(e),
             launch_site=site)

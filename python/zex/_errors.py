@@ -117,15 +117,18 @@ class KernelException(Error):
     Event.synchronize(). The stream stays usable. str(e) is zex's message, whose fix-it hint names the
     ``debug_level=`` keyword of Stream.launch.
 
-    Attributes: ``name`` and ``reason`` ("" at debug level 0), ``kernel_name``, ``debug_level``,
-    ``global_id``, ``group_id``, ``local_id`` (3-tuples at debug level 2, else None), ``frames``, a
-    list of (function, file, line), innermost first (debug level 2), ``values`` (a tuple of ints: the
+    Attributes: ``name`` and ``reason`` ("" at debug level 0 unless zex numbered the throw site),
+    ``kernel_name``, ``debug_level``, ``global_id``, ``group_id``, ``local_id`` (3-tuples at debug
+    level 2, else None), ``frames``, a list of (function, file, line), innermost first (line 0: not
+    known; every level for a site zex numbered, else level 2), ``frame_depth`` (frames in the whole
+    chain: more than len(frames) when it was cut at 16; 0 when not known), ``values`` (a tuple of ints: the
     operands the throw recorded from level 1, e.g. (index, length) for a BoundsError; () when none),
     ``thrower_count`` (how many work-items threw, at least 1; 1 at level 0, which counts nothing) and
     ``launch_site`` (a LaunchSite(file, line) of the Python line that called Stream.launch, or None)."""
 
     def __init__(self, message, *, name="", reason="", kernel_name="", debug_level=1, global_id=None,
-                 group_id=None, local_id=None, frames=(), values=(), thrower_count=1, launch_site=None):
+                 group_id=None, local_id=None, frames=(), frame_depth=0, values=(), thrower_count=1,
+                 launch_site=None):
         super().__init__(message)
         self.name = name
         self.reason = reason
@@ -135,6 +138,7 @@ class KernelException(Error):
         self.group_id = group_id
         self.local_id = local_id
         self.frames = list(frames)
+        self.frame_depth = frame_depth
         self.values = tuple(values)
         self.thrower_count = thrower_count
         self.launch_site = launch_site

@@ -84,6 +84,7 @@ DECLARATIONS = {
     "zex_exception_group_id": (ctypes.c_int, (_h, _u64x3)),
     "zex_exception_local_id": (ctypes.c_int, (_h, _u64x3)),
     "zex_exception_frame_count": (ctypes.c_uint32, (_h,)),
+    "zex_exception_frame_depth": (ctypes.c_uint32, (_h,)),
     "zex_exception_frame": (ctypes.c_int, (_h, ctypes.c_uint32, ctypes.POINTER(_str), ctypes.POINTER(_str),
                                            ctypes.POINTER(ctypes.c_uint32))),
     "zex_exception_values": (ctypes.c_uint32, (_h, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32)),

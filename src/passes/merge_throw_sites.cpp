@@ -87,11 +87,13 @@ bool is_pure(uint16_t o) {
   constexpr uint16_t kCopyObject = 83, kCompositeExtract = 81, kAccessChain = 65, kInBoundsAccessChain = 66,
                      kPtrAccessChain = 67, kInBoundsPtrAccessChain = 70, kConvertPtrToU = 117, kUConvert = 113,
                      kSConvert = 114, kConvertUToPtr = 120, kPtrCastToGeneric = 121, kGenericCastToPtr = 122,
-                     kBitcast = 124;
+                     kBitcast = 124, kIAdd = 128;
   switch (o) {
     case kCopyObject: case kCompositeExtract: case kAccessChain: case kInBoundsAccessChain: case kPtrAccessChain:
     case kInBoundsPtrAccessChain: case kConvertPtrToU: case kUConvert: case kSConvert: case kConvertUToPtr:
-    case kPtrCastToGeneric: case kGenericCastToPtr: case kBitcast: return true;
+    case kPtrCastToGeneric: case kGenericCastToPtr: case kBitcast:
+    case kIAdd:  // a throw path's id in a function with a hidden base: offset (varies) + base
+      return true;
     default: return false;
   }
 }
@@ -258,7 +260,7 @@ class Merger {
     const Insts& insts = *block(label);
     if (insts.size() < 2) return false;
     const Instruction& t = insts.back();
-    if (t.opcode == op::Branch || t.opcode == op::Return) {
+    if (t.opcode == op::Branch || t.opcode == op::Return || t.opcode == op::ReturnValue) {
       r.key = {1};
       r.key.insert(r.key.end(), t.words.begin(), t.words.end());
       r.seq.assign(insts.begin(), insts.end() - 1);

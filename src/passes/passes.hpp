@@ -4,6 +4,8 @@
 
 #include "ir.hpp"
 
+#include <zex/detail/sites.hpp>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,6 +20,11 @@ std::map<uint32_t, std::string> imported_functions(const Module& m);
 /// Gives every function one shared cold region for its zex throw sites (merge_throw_sites.cpp).
 /// Returns true if it changed the module; a shape it does not know is left as it is.
 bool merge_throw_sites(Module& m);
+
+/// A throw ends the work-item wherever it happens (functions that may throw return a flag their callers
+/// check), and every identified throw path gets an id: its zex_throw becomes zex_throw_site, and `sites`
+/// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns true if it changed the module.
+bool number_throw_paths(Module& m, detail::SiteTable* sites);
 
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns true if it changed the module.

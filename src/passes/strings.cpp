@@ -224,7 +224,10 @@ class Wrapper {
     for (bool again = true; again;) {
       again = false;
       for (uint32_t x : nodes) {
-        int r = 0;
+        // A derived value nobody uses (left behind by another pass, e.g. the throw-path numbering's
+        // replaced zex_throw) keeps the old variable: re-pointing it without the member index would
+        // be invalid, and the old variable is what it points at.
+        int r = x != v && users[x].empty() ? kOther : 0;
         for (size_t k : users[x]) {
           const Instruction& u = m_.insts[k];
           r |= derives(u) && nodes.count(u.result_id) ? reach[u.result_id] : sink(u);

@@ -236,10 +236,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (flags & 1) s.push_back('\0');  // else a string without its NUL (or empty)
     known.add(a, std::move(s));
   }
+  // A throw-site table (ABI version 3): trusted host data, but its strings come from a user's module,
+  // and a hostile report may name any site id.
+  zex::detail::SiteTable sites(in.u8() % 4);
+  for (zex::detail::ThrowSite& t : sites) {
+    std::vector<unsigned char> n = in.take(in.u8(), 'n');
+    t.name.assign(n.begin(), n.end());
+    std::vector<unsigned char> why = in.take(in.u8(), 'r');
+    t.reason.assign(why.begin(), why.end());
+    t.frames.resize(in.u8() % 20);
+    for (zex::Frame& f : t.frames) {
+      std::vector<unsigned char> fn = in.take(in.u8() % 64, 'f');
+      f.function.assign(fn.begin(), fn.end());
+      f.line = in.u8();
+    }
+    t.depth = in.u16();
+  }
+  const bool with_sites = in.u8() & 1;
   const int launch_level = static_cast<int8_t>(in.u8());
 
   LyingMemory mem(std::move(regions), in);
-  const zex::detail::DecodedReport d = zex::detail::decode_report(r, mem, known.empty() ? nullptr : &known);
+  const zex::detail::DecodedReport d =
+      zex::detail::decode_report(r, mem, known.empty() ? nullptr : &known, with_sites ? &sites : nullptr);
 
   FUZZ_CHECK(d.frame_count <= ZEX_MAX_FRAMES);
   FUZZ_CHECK(d.frames.size() <= ZEX_MAX_FRAMES);
@@ -253,6 +271,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(d.name.empty() && d.reason.empty() && d.frames.empty() && d.value_count == 0);
   FUZZ_CHECK(d.value_count <= ZEX_MAX_VALUES);
   if (r.abi_version == 1) FUZZ_CHECK(d.value_count == 0);  // version 1 has no values, whatever its bytes
+  if (r.abi_version < 3) FUZZ_CHECK(d.site == 0);           // nor a site before version 3
 
   const zex::KernelExceptionInfo info = zex::detail::exception_info(d, "fuzz_kernel", "fuzz device", launch_level);
   FUZZ_CHECK(info.debug_level >= 0 && info.debug_level <= 2);

@@ -51,6 +51,18 @@ __kernel void two_sites(__global int* out, uint n, uint m, zex_state_t zex) {
   out[i] = 1;
 }
 
+// The fused entry point zex_throw, called as a compiler would (one call per site, claim once): the
+// same report as the three calls of ZEX_THROW_VALUES_KIND.
+__kernel void fused_throw(__global int* out, uint n, zex_state_t zex) {
+  size_t i = get_global_id(0);
+  if (i >= n) {
+    zex_throw(zex, "BoundsError", "fused entry point", 2u, ZEX_VALUES_BOUNDS, (ulong)i, (ulong)n,
+              (__constant char*)__func__, __FILE__, (uint)__LINE__);  // LINE:fused_throw
+    return;
+  }
+  out[i] = 1;
+}
+
 // A name zex's string pass cannot trace (loaded from a table at run time), so it stays a plain i8
 // array: on a driver as strict as Intel's its address is in no allocation the host can validate, and
 // the report must say <invalid address ...>, never show other bytes. The reason is a literal at the

@@ -41,9 +41,9 @@ TEST(PassIR, LinesAndDebugInstructionsRideOnTheirInstruction) {
   EXPECT_GE(lines, 17u);
   EXPECT_GE(scopes, 17u);
   // Operand types are known: the call's callee and arguments are <id>s, its type and result are not uses.
-  const auto calls = calls_to(m, "zex_report_frame");
+  const auto calls = calls_to(m, "zex_throw");
   ASSERT_EQ(calls.size(), 17u);
-  EXPECT_EQ(calls[0].used_ids().size(), 7u);  // result type, callee, 5 arguments
+  EXPECT_EQ(calls[0].used_ids().size(), 12u);  // result type, callee, 10 arguments
   EXPECT_EQ(calls[0].used_ids()[1], calls[0].words[3]);
 }
 
@@ -110,6 +110,11 @@ void expect_value_or_invalid_argument(const std::vector<uint32_t>& w, const std:
       {"merge_throw_sites", [&] { (void)zex::passes::merge_throw_sites(w); }},
       {"merge_duplicate_builtins", [&] { (void)zex::passes::merge_duplicate_builtins(w); }},
       {"wrap_zex_strings", [&] { (void)zex::passes::wrap_zex_strings(w); }},
+      {"number_throw_paths", [&] {
+         Module m = zex::passes::parse(w);
+         zex::detail::SiteTable sites;
+         if (zex::passes::number_throw_paths(m, &sites)) (void)zex::passes::to_words(m);
+       }},
       {"complete_entry_point_interfaces", [&] { (void)zex::passes::complete_entry_point_interfaces(w); }},
       {"spirv_zex_strings", [&] { (void)zex::detail::spirv_zex_strings(w); }},
       {"strip_debug_info", [&] { Module m = zex::passes::parse(w); (void)zex::passes::strip_debug_info(m); }},
@@ -127,7 +132,8 @@ void expect_value_or_invalid_argument(const std::vector<uint32_t>& w, const std:
 }
 
 TEST(PassRobustness, TruncatedModules) {
-  for (const char* name : {"gather17_g", "compiler_style_sites", "merge_patterns", "strings_compiler", "strings_table"}) {
+  for (const char* name : {"gather17_g", "compiler_style_sites", "merge_patterns", "strings_compiler", "strings_table",
+                           "throw_paths_O0g"}) {
     const auto w = kernel(name);
     for (size_t n = 0; n < w.size(); n += 1 + n / 8) {
       std::vector<uint32_t> cut(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(n));
@@ -157,7 +163,8 @@ TEST(PassRobustness, GarbageAndFlippedWords) {
 // results of other types, undefined ids). The merge must decline or merge; never crash.
 TEST(PassRobustness, WellFormedButWrongIds) {
   std::mt19937 rng(99);
-  for (const char* name : {"compiler_style_sites", "gather17", "abi_sequence", "strings_compiler", "strings_shared", "strings_table"}) {
+  for (const char* name : {"compiler_style_sites", "gather17", "abi_sequence", "strings_compiler", "strings_shared", "strings_table",
+                           "throw_paths_O2ni"}) {
     const Module m = zex::passes::parse(kernel(name));
     for (int t = 0; t < 150; ++t) {
       Module f = m;

@@ -54,10 +54,11 @@ inline size_t count_calls(const std::vector<uint32_t>& words, const std::string&
   return calls_to(zex::passes::parse(words), name).size();
 }
 
-/// Throw sites: calls to either report entry point (ZEX_THROW calls zex_report_exception,
+/// Throw sites: calls to any report entry point (zex_throw_site: a site numbered by the throw-path pass) (ZEX_THROW calls zex_report_exception,
 /// ZEX_CHECK_BOUNDS and ZEX_THROW_VALUES zex_report_exception_values, ABI version 2).
 inline size_t count_throws(const std::vector<uint32_t>& words) {
-  return count_calls(words, "zex_report_exception") + count_calls(words, "zex_report_exception_values");
+  return count_calls(words, "zex_report_exception") + count_calls(words, "zex_report_exception_values") +
+         count_calls(words, "zex_throw") + count_calls(words, "zex_throw_site");
 }
 
 /// id -> its defining instruction.

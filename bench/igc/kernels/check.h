@@ -12,6 +12,12 @@
  *   ZEXB_ZEX_SHARED  the same three zex calls, emitted ONCE per kernel: each failing site stores its
  *                 line and jumps to the kernel's single throw block (what a compiler can emit with a
  *                 phi; in OpenCL C it takes ZEXB_PROLOGUE/ZEXB_EPILOGUE around the kernel body)
+ *   ZEXB_FLOOR    the floor of a reporting cold path (issue 15): one shared throw block per kernel,
+ *                 site number only. Each failing site stores a constant site number (its line) and
+ *                 jumps to the block, which does one device-scope CAS on the claim word and, for the
+ *                 claimant, stores the site number and the launch id, fences, and stores the status.
+ *                 No strings, no values, no ids, no zex library: what a throw-site-id design must
+ *                 approach (the host would map the site number to everything else)
  * Each ZEXB_CHECK use must sit on its own source line so that level 2 records distinct lines, as a
  * compiler emitting one check per access would. */
 #ifndef ZEXB_CHECK_H
@@ -24,14 +30,22 @@
 #define ZEXB_ZEX 4
 #define ZEXB_ZEX_SHARED 5
 #define ZEXB_CASONLY 6
+#define ZEXB_FLOOR 7
 
 #ifndef ZEXB_VARIANT
-#error "define ZEXB_VARIANT to one of ZEXB_NOCHECK..ZEXB_ZEX"
+#error "define ZEXB_VARIANT to one of ZEXB_NOCHECK..ZEXB_FLOOR"
 #endif
 
-#if ZEXB_VARIANT != ZEXB_ZEX_SHARED
+#if ZEXB_VARIANT != ZEXB_ZEX_SHARED && ZEXB_VARIANT != ZEXB_FLOOR
 #define ZEXB_PROLOGUE
 #define ZEXB_EPILOGUE
+#endif
+/* Helpers take the state as their last parameter too (ZEXB_STATE_PARAM) and get it passed on with
+   ZEXB_STATE_ARG; both are empty for the variants without a state. */
+#if ZEXB_VARIANT == ZEXB_NOCHECK || ZEXB_VARIANT == ZEXB_SILENT || ZEXB_VARIANT == ZEXB_PRINTF
+#define ZEXB_STATE_ARG
+#else
+#define ZEXB_STATE_ARG , zex
 #endif
 
 #if ZEXB_VARIANT == ZEXB_NOCHECK
@@ -135,6 +149,34 @@ __attribute__((overloadable)) uint __spirv_AtomicCompareExchange(volatile __glob
   zex_report_exception(zex, "BoundsError", "Out-of-bounds array access");                    \
   zex_report_frame(zex, 0u, (__constant char*)__func__, __FILE__, zexb_line);                \
   zex_signal_exception(zex);
+
+#elif ZEXB_VARIANT == ZEXB_FLOOR
+/* The same 24-byte state as zex_state_t (report, claim, launch id); the report is read as
+   {uint status; uint site; ulong launch_id}. */
+typedef struct zexb_floor_state {
+  ulong report, claim, launch_id;
+} zexb_floor_state_t;
+#define ZEXB_STATE_PARAM , zexb_floor_state_t zex
+__attribute__((overloadable)) uint __spirv_AtomicCompareExchange(volatile __global uint* p, int scope, int equal,
+                                                                 int unequal, uint value, uint comparator);
+#define ZEXB_PROLOGUE uint zexb_site = 0u;
+#define ZEXB_CHECK(i, n)                               \
+  do {                                                 \
+    if (__builtin_expect(!((i) < (n)), 0)) {           \
+      zexb_site = __LINE__;                            \
+      goto zexb_throw;                                 \
+    }                                                  \
+  } while (0)
+#define ZEXB_EPILOGUE                                                                                 \
+  return;                                                                                             \
+  zexb_throw:                                                                                         \
+  if (__spirv_AtomicCompareExchange((volatile __global uint*)zex.claim, 1, 0, 0, 1u, 0u) == 0u) {     \
+    __global uint* zexb_r = (__global uint*)zex.report;                                               \
+    zexb_r[1] = zexb_site;                                                                            \
+    *(__global ulong*)(zexb_r + 2) = zex.launch_id;                                                   \
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);          \
+    zexb_r[0] = 1u;                                                                                   \
+  }
 
 #else
 #error "unknown ZEXB_VARIANT"

@@ -9,7 +9,7 @@
  *   }
  *
  * The kernel's module is linked with the zex device library (zex_device.spv), which defines the
- * four entry points declared here; zex::Module does that link. */
+ * entry points declared here; zex::Module does that link. */
 #ifndef ZEX_DEVICE_H
 #define ZEX_DEVICE_H
 
@@ -36,6 +36,18 @@ void zex_report_frame(zex_state_t zex, uint index, __constant char* function, __
 /* Claimant only: publishes the report (status = ZEX_STATUS_THROWN), at every level. */
 void zex_signal_exception(zex_state_t zex);
 
+/* The fused cold path: the three calls above in one (report with values, frame [1] = function, file,
+   line at level 2, publish), claiming once. For throws whose report is complete at the site. */
+void zex_throw(zex_state_t zex, __constant char* name, __constant char* reason, uint count, uint kind, ulong a,
+               ulong b, __constant char* function, __constant char* file, uint line);
+
+/* The cold path of a numbered throw site (ABI version 3; docs/abi.md): zex's link step replaces each
+   zex_throw it can identify with this call and keeps the site's name, reason, value count and kind,
+   and frames in a host-side table. The device records `site` with the debug level at every level,
+   the two values from level 1 (the thrower count too), the global id at level 2. The macros below do
+   not call it. */
+void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b);
+
 /* In OpenCL C (clang-15), string literals and __func__ are emitted in the __constant address space,
    so they are passed by address, never copied. __func__ is typed `const __constant char[]`; the cast
    only drops the const, which __constant implies anyway.
@@ -43,24 +55,19 @@ void zex_signal_exception(zex_state_t zex);
    where the host cannot read them: zex's string pass wraps every string that reaches a zex_* call
    (docs/abi.md, "Where strings live"), and OpenCL C could not do it here, as a macro used inside a
    helper function cannot declare the __constant (program-scope) struct it would need. */
-/* Work-items that lose the claim skip the other two calls (they would be no-ops for them, after an
-   atomic read of the claim word each). */
 /* ZEX_THROW that also records operand values (level >= 1), printed by the host as "values a, b";
    ZEX_THROW_VALUE records one. Values are converted to 64 bits (ulong) and printed unsigned. */
-#define ZEX_THROW_VALUES_KIND(zex, name, reason, count, kind, a, b)            \
-  do {                                                                         \
-    if (zex_report_exception_values((zex), (name), (reason), (count), (kind),  \
-                                    (ulong)(a), (ulong)(b))) {                 \
-      zex_report_frame((zex), 0u, (__constant char*)__func__, __FILE__,         \
-                       (uint)__LINE__);                                        \
-      zex_signal_exception((zex));                                             \
-    }                                                                          \
-    return;                                                                    \
+#define ZEX_THROW_VALUES_KIND(zex, name, reason, count, kind, a, b)                                \
+  do {                                                                                             \
+    zex_throw((zex), (name), (reason), (count), (kind), (ulong)(a), (ulong)(b),                    \
+              (__constant char*)__func__, __FILE__, (uint)__LINE__);                               \
+    return;                                                                                        \
   } while (0)
-/* Every macro calls the one entry point zex_report_exception_values (a throw without values passes a
-   count of 0), so that all throw sites of a function have the same shape and zex's merge pass can
-   share one cold region between them (docs/spirv-passes.md); zex_report_exception stays for
-   compilers that record no values. */
+/* Every macro makes the one call zex_throw (a throw without values passes a count of 0): it claims
+   once (the three separate entry points re-check the claim in zex_report_frame and
+   zex_signal_exception), and all throw sites of a function have the same shape, so zex's merge pass
+   shares one cold region between them (docs/spirv-passes.md). The three entry points stay for
+   compilers that record more than one frame. */
 #define ZEX_THROW(zex, name, reason)                                           \
   ZEX_THROW_VALUES_KIND((zex), (name), (reason), 0u, ZEX_VALUES_PLAIN, 0, 0)
 #define ZEX_THROW_VALUES(zex, name, reason, a, b)                              \

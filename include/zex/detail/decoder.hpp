@@ -11,10 +11,12 @@
 #pragma once
 
 #include <zex/abi.h>
+#include <zex/detail/sites.hpp>
 #include <zex/error.hpp>
 #include <zex/exception.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -105,6 +107,10 @@ struct DecodedReport {
   std::array<uint64_t, 3> global_id{}, group_id{}, local_id{};
   uint32_t frame_count = 0;  // clamped to ZEX_MAX_FRAMES
   std::vector<Frame> frames;
+  uint32_t site = 0;         // throw-site id (version >= 3; 0 = none), without the level bits
+  bool ids_global_only = false;  // zex_throw_site: the global id only; group and local ids derive from it
+  bool frames_from_site = false;  // frames came from the site table (shown from level 1), not the device
+  uint32_t frame_depth = 0;  // frames in the site's whole chain (0 = not known / frames.size())
   uint32_t value_count = 0;  // clamped to ZEX_MAX_VALUES; 0 for a version-1 report
   uint32_t value_kind = ZEX_VALUES_PLAIN;
   std::array<uint64_t, ZEX_MAX_VALUES> values{};
@@ -116,9 +122,33 @@ inline bool known_abi_version(uint32_t version) noexcept {
   return version >= ZEX_ABI_VERSION_MIN && version <= ZEX_ABI_VERSION;
 }
 
+/// A site table's string, made safe to print as the device's strings are: the table is the host's
+/// own, but its bytes come from the user's module.
+inline std::string table_string(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.c_str());
+  // Up to and with the terminating NUL, so that a whole string is not marked as cut.
+  return s.size() < kMaxString ? printable(p, s.size() + 1) : printable(p, kMaxString);
+}
+
+/// What a report says for a site id its module's table does not have: a hostile report, a table
+/// missing (a module zex did not link, a runtime that checks slots without passing it), or a direct
+/// call of zex_throw_site. Says so rather than show nothing.
+inline std::string unknown_site_reason(uint32_t site, const SiteTable* sites) {
+  std::string t = "unknown throw site " + std::to_string(site);
+  if (!sites || sites->empty())
+    t += " (the module numbered none)";
+  else
+    t += " (the module numbered " + std::to_string(sites->size()) + ")";
+  return t;
+}
+
 /// Decodes `r` (a host copy of the report), reading strings from `known` where it holds them and
-/// through `mem` otherwise. Never throws on hostile content (only std::bad_alloc).
-inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, const KnownStrings* known = nullptr) {
+/// through `mem` otherwise. A version-3 report with a site takes its name, reason and frames from
+/// `sites` (the throwing module's table, whose ids the device offset by `site_base`) and reads no
+/// string at all. Never throws on hostile
+/// content (only std::bad_alloc).
+inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, const KnownStrings* known = nullptr,
+                                   const SiteTable* sites = nullptr, uint32_t site_base = 0) {
   DecodedReport d;
   d.status = r.status;
   d.debug_level = r.debug_level;
@@ -138,6 +168,39 @@ inline DecodedReport decode_report(const zex_report_t& r, MemoryReader& mem, con
     d.local_id[i] = r.local_id[i];
   }
   d.frame_count = std::min<uint32_t>(r.frame_count, ZEX_MAX_FRAMES);
+  // Versions 1 and 2 had reserved bytes where version 3 keeps the site: never read them as one.
+  if (r.abi_version >= 3 && r.site != 0) {
+    // The site wins over any string address, frame or id the report also holds: zex_throw_site writes
+    // none of them but the global id, so they can only be stale or hostile. Its debug level is in the
+    // site word (zex_throw_site stores no debug_level), and so are its value count and kind, through
+    // the table.
+    d.site = r.site & ZEX_SITE_ID_MASK;
+    d.debug_level = r.site >> ZEX_SITE_LEVEL_SHIFT;
+    d.frame_count = 0;
+    d.ids_global_only = true;
+    d.group_id = {};
+    d.local_id = {};
+    d.values = {r.values[0], r.values[1]};
+    d.value_count = ZEX_MAX_VALUES;  // an unknown site: both values, plain
+    d.value_kind = ZEX_VALUES_PLAIN;
+    // The device stored `site_base + k` for the table's site k (the module's ZEX_SPEC_ID_SITE_BASE).
+    if (sites && d.site > site_base && d.site - site_base <= sites->size()) {
+      const ThrowSite& t = (*sites)[d.site - site_base - 1];
+      d.value_count = std::min<uint32_t>(t.value_count, ZEX_MAX_VALUES);
+      d.value_kind = t.value_kind;
+      d.name = table_string(t.name);
+      d.reason = table_string(t.reason);
+      const size_t n = std::min<size_t>(t.frames.size(), ZEX_MAX_FRAMES);
+      for (size_t i = 0; i < n; ++i)
+        d.frames.push_back(Frame{table_string(t.frames[i].function), table_string(t.frames[i].file), t.frames[i].line});
+      d.frame_count = static_cast<uint32_t>(n);
+      d.frame_depth = std::max<uint32_t>(t.depth, d.frame_count);
+      d.frames_from_site = true;
+    } else {
+      d.reason = unknown_site_reason(d.site, sites);
+    }
+    return d;
+  }
 
   // Every distinct non-zero address once: a file name is usually shared by all frames.
   std::vector<uint64_t> addrs;
@@ -216,9 +279,18 @@ inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_na
   e.launch_id = d.launch_id;
   e.abi_version = d.abi_version;
   if (!known) return e;
-  if (level >= 1) {
+  // A numbered site's name, reason and frames cost the device nothing but the id, which it stores at
+  // every level: shown from level 0 up (full backtraces at level-0 cost). Strings and frames the
+  // device wrote by address stay level 1 and 2 matters.
+  if (level >= 1 || d.site != 0) {
     e.name = std::move(d.name);
     e.reason = std::move(d.reason);
+    if (d.frames_from_site) {
+      e.frames = std::move(d.frames);
+      e.frame_depth = d.frame_depth;
+    }
+  }
+  if (level >= 1) {
     e.values.assign(d.values.begin(), d.values.begin() + d.value_count);
     e.value_kind = d.value_kind;
     // The claimant counted itself: a count of 0 (not read, or a hostile or version-1 device) is 1.
@@ -226,9 +298,11 @@ inline KernelExceptionInfo exception_info(DecodedReport d, std::string kernel_na
   }
   if (level >= 2) {
     e.global_id = d.global_id;
-    e.group_id = d.group_id;
-    e.local_id = d.local_id;
-    e.frames = std::move(d.frames);
+    if (!d.ids_global_only) {  // else the caller derives them from the launch's group size, if it knows it
+      e.group_id = d.group_id;
+      e.local_id = d.local_id;
+    }
+    if (!d.frames_from_site) e.frames = std::move(d.frames);
   }
   return e;
 }

@@ -3,6 +3,8 @@
 // see SPIRV-Tools.
 #pragma once
 
+#include <zex/detail/sites.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -30,6 +32,10 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what);
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user,
                                                const std::vector<uint32_t>* library = nullptr,
                                                bool merge_throw_sites = true, bool wrap_strings = true);
+/// link_with_device_library, and the table of the throw sites the pass numbered in the words it
+/// returns (empty when the module has none or the numbering had to be dropped).
+LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library = nullptr,
+                         bool merge_throw_sites = true, bool wrap_strings = true);
 /// The names of the module's kernels (OpEntryPoint Kernel).
 /// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);
