@@ -123,6 +123,36 @@ bool is_line_or_scope(const Instruction& i) {
   return n == kDebugScope || n == kDebugNoScope || n == kDebugLine || n == kDebugNoLine;
 }
 
+bool is_terminator(uint16_t o) {
+  return o == op::Branch || o == op::BranchConditional || o == op::Switch || o == op::Return ||
+         o == op::ReturnValue || o == op::Unreachable || o == op::Kill;
+}
+
+std::vector<uint32_t> branch_targets(const Instruction& t) {
+  switch (t.opcode) {
+    case op::Branch: return {t.word(1)};
+    case op::BranchConditional: return {t.word(2), t.word(3)};
+    case op::Switch: {
+      std::vector<uint32_t> r{t.word(2)};
+      for (size_t k = 4; k < t.size(); k += 2) r.push_back(t.word(k));
+      return r;
+    }
+    default: return {};
+  }
+}
+
+void retarget(Instruction& t, uint32_t from, uint32_t to) {
+  std::vector<size_t> at;
+  if (t.opcode == op::Branch) at = {1};
+  if (t.opcode == op::BranchConditional) at = {2, 3};
+  if (t.opcode == op::Switch) {
+    at = {2};
+    for (size_t k = 4; k < t.size(); k += 2) at.push_back(k);
+  }
+  for (size_t k : at)
+    if (k < t.size() && t.words[k] == from) t.words[k] = to;
+}
+
 spv_target_env target_env(const std::vector<uint32_t>& words) {
   const uint32_t minor = words.size() > 1 ? (words[1] >> 8) & 0xffu : 0;
   switch (minor) {

@@ -89,6 +89,13 @@ bool is_annotation(const Instruction& i);
 /// refer to module-level ids only), not DebugValue/DebugDeclare (they refer to local values).
 bool is_line_or_scope(const Instruction& i);
 
+/// Block terminators (OpBranch, OpBranchConditional, OpSwitch, OpReturn[Value], OpUnreachable, OpKill).
+bool is_terminator(uint16_t opcode);
+/// The labels a terminator branches to (none for returns).
+std::vector<uint32_t> branch_targets(const Instruction& terminator);
+/// Points every branch of `terminator` to label `from` at `to` instead.
+void retarget(Instruction& terminator, uint32_t from, uint32_t to);
+
 /// The SPIR-V version's validator environment (SPV_ENV_UNIVERSAL_1_x for the header's version).
 spv_target_env target_env(const std::vector<uint32_t>& words);
 

@@ -60,36 +60,6 @@ constexpr uint32_t kDecorationSpecId = 1;
 // through shared helpers, and the host keeps one table entry per path.
 constexpr uint64_t kMaxPaths = 1u << 16;
 
-bool is_terminator(uint16_t o) {
-  return o == op::Branch || o == op::BranchConditional || o == op::Switch || o == op::Return ||
-         o == op::ReturnValue || o == op::Unreachable || o == op::Kill;
-}
-
-std::vector<uint32_t> targets(const Instruction& t) {
-  switch (t.opcode) {
-    case op::Branch: return {t.word(1)};
-    case op::BranchConditional: return {t.word(2), t.word(3)};
-    case op::Switch: {
-      std::vector<uint32_t> r{t.word(2)};
-      for (size_t k = 4; k < t.size(); k += 2) r.push_back(t.word(k));
-      return r;
-    }
-    default: return {};
-  }
-}
-
-void retarget(Instruction& t, uint32_t from, uint32_t to) {
-  std::vector<size_t> at;
-  if (t.opcode == op::Branch) at = {1};
-  if (t.opcode == op::BranchConditional) at = {2, 3};
-  if (t.opcode == op::Switch) {
-    at = {2};
-    for (size_t k = 4; k < t.size(); k += 2) at.push_back(k);
-  }
-  for (size_t k : at)
-    if (k < t.size() && t.words[k] == from) t.words[k] = to;
-}
-
 struct Block {
   Instruction label;
   Insts insts;
@@ -757,7 +727,7 @@ class Pass {
     for (size_t b = 0; b < f.blocks.size(); ++b) at[f.blocks[b].id()] = b;
     std::map<uint32_t, std::vector<uint32_t>> preds;
     for (const Block& b : f.blocks)
-      for (uint32_t t : targets(b.insts.back())) preds[t].push_back(b.id());
+      for (uint32_t t : branch_targets(b.insts.back())) preds[t].push_back(b.id());
     std::set<uint32_t> throwing;
     for (const Call& c : f.calls)
       if (throw_entry_.count(c.callee)) throwing.insert(f.blocks[c.block].id());
@@ -809,7 +779,7 @@ class Pass {
           b.insts.back() = std::move(r);
           continue;
         }
-        for (uint32_t s : targets(t)) {
+        for (uint32_t s : branch_targets(t)) {
           if (throwing.count(s)) continue;
           if (!helper && pure_return(s)) continue;
           retarget(t, s, thrown_exit());
@@ -918,7 +888,7 @@ class Pass {
         }
       }
       // Successors now come from `rest`.
-      for (uint32_t s : targets(rest.insts.back())) {
+      for (uint32_t s : branch_targets(rest.insts.back())) {
         auto k = std::find_if(f.blocks.begin(), f.blocks.end(), [&](const Block& x) { return x.id() == s; });
         if (k == f.blocks.end()) continue;
         for (Instruction& p : k->insts) {
