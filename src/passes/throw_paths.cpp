@@ -118,6 +118,9 @@ class Pass {
     const std::vector<uint32_t> before = to_words(m_);
     rewrite();
     m_.header[3] = next_;
+    // A table whose ids no site stores (zex_throw_site could not be declared) would also make
+    // zex::Module set a spec constant the module does not declare, which a driver refuses.
+    if (out && !site_base_) out->clear();
     return to_words(m_) != before;
   }
 
