@@ -168,6 +168,23 @@ TEST(DeviceLibrary, EntryPointSignaturesAreTheDocumentedOnes) {
   checkState(*signal, "zex_signal_exception");
 }
 
+// The cold path publishes the report as the protocol requires: its last store is the status
+// (ZEX_STATUS_THROWN), with a memory barrier before it.
+void expect_status_stored_last(const Module& m, const Function& f) {
+  const Inst* last_store = nullptr;
+  bool fence_before = false, fence_seen = false;
+  for (const Inst& i : f.body) {
+    if (i.opcode == op::MemoryBarrier) fence_seen = true;
+    if (i.opcode == op::Store) {
+      last_store = &i;
+      fence_before = fence_seen;
+    }
+  }
+  ASSERT_NE(last_store, nullptr);
+  EXPECT_TRUE(fence_before) << "no memory barrier before the last store";
+  EXPECT_EQ(m.constant(last_store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
+}
+
 // The fused entry point (issue 15): zex_throw(state, name, reason, count, kind, a, b, function, file,
 // line); one claim (no atomic load of the claim word after its own CAS), the status last after a fence.
 TEST(DeviceLibrary, FusedThrowClaimsOnceAndStoresTheStatusLast) {
@@ -185,18 +202,7 @@ TEST(DeviceLibrary, FusedThrowClaimsOnceAndStoresTheStatusLast) {
     EXPECT_TRUE(m.isInt(fused->params[p].type, 64)) << "value parameter " << p;
   EXPECT_EQ(fused->count(op::AtomicCompareExchange), 1u);
   EXPECT_EQ(fused->count(op::AtomicLoad), 0u) << "the claimant must not re-load its claim";
-  const Inst* last_store = nullptr;
-  bool fence_before = false, fence_seen = false;
-  for (const Inst& i : fused->body) {
-    if (i.opcode == op::MemoryBarrier) fence_seen = true;
-    if (i.opcode == op::Store) {
-      last_store = &i;
-      fence_before = fence_seen;
-    }
-  }
-  ASSERT_NE(last_store, nullptr);
-  EXPECT_TRUE(fence_before) << "no memory barrier before the last store";
-  EXPECT_EQ(m.constant(last_store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
+  expect_status_stored_last(m, *fused);
 }
 
 // The throw-site entry point (ABI version 3): zex_throw_site(state, site, a, b). No
@@ -220,18 +226,7 @@ TEST(DeviceLibrary, ThrowSiteClaimsOnceWithAConstantAndStoresTheStatusLast) {
       EXPECT_EQ(m.constant(i.word(7)), std::optional<uint64_t>(0xFFFFFFFFu)) << "a constant claim value";
       EXPECT_EQ(m.constant(i.word(8)), std::optional<uint64_t>(0u));
     }
-  const Inst* last_store = nullptr;
-  bool fence_before = false, fence_seen = false;
-  for (const Inst& i : site->body) {
-    if (i.opcode == op::MemoryBarrier) fence_seen = true;
-    if (i.opcode == op::Store) {
-      last_store = &i;
-      fence_before = fence_seen;
-    }
-  }
-  ASSERT_NE(last_store, nullptr);
-  EXPECT_TRUE(fence_before) << "no memory barrier before the last store";
-  EXPECT_EQ(m.constant(last_store->word(2)), std::optional<uint64_t>(ZEX_STATUS_THROWN));
+  expect_status_stored_last(m, *site);
 }
 
 TEST(DeviceLibrary, ExportsTheAbiVersionConstant) {
