@@ -1,5 +1,6 @@
 // Command lists: creation, close/reset, host synchronization, and the appends that are not memory
 // operations (kernel launches, barriers). Memory copies and fills: command_list_copy.cpp.
+#include "device_loss.hpp"
 #include "cmdlist_objects.hpp"
 
 #include <cstdlib>
@@ -85,7 +86,7 @@ ze_result_t ZE_APICALL zeCommandListHostSynchronize(ze_command_list_handle_t hCo
   ZEXCPU_FAULT_POINT("zeCommandListHostSynchronize");
   ZEXCPU_CHECK(check_list(hCommandList));
   if (!hCommandList->immediate) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  return hCommandList->worker->wait_idle(timeout);
+  return after_wait(hCommandList->worker->wait_idle(timeout));
 }
 
 ze_result_t begin_command(ze_command_list_handle_t l, ze_event_handle_t signal, uint32_t numWaits,
@@ -112,7 +113,7 @@ ze_result_t finish_command(ze_command_list_handle_t l, std::unique_ptr<Command> 
   Job job;
   job.command = std::move(c);
   ZEXCPU_CHECK(l->worker->submit(std::move(job)));
-  if (l->synchronous) return l->worker->wait_idle(UINT64_MAX);
+  if (l->synchronous) return after_wait(l->worker->wait_idle(UINT64_MAX));
   return ZE_RESULT_SUCCESS;
 }
 
@@ -163,6 +164,8 @@ void* extension_function(const char* name) {
   bool hidden = hide != nullptr && *hide != '\0' && std::strcmp(hide, "0") != 0;
   if (std::strcmp(name, "zeCommandListHostSynchronize") == 0 && !hidden)
     return reinterpret_cast<void*>(&zeCommandListHostSynchronize);
+  void* f = nullptr;
+  if (info_log_function(name, &f)) return f;
   return nullptr;
 }
 

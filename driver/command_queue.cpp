@@ -1,5 +1,6 @@
 // Command queues: creation, zeCommandQueueExecuteCommandLists (the lists run in order on the queue's
 // worker), synchronization. The execution model is in cmdlist_objects.hpp.
+#include "device_loss.hpp"
 #include "cmdlist_objects.hpp"
 
 namespace zexcpu {
@@ -89,7 +90,7 @@ ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_handle_t hComm
   ZEXCPU_FAULT_POINT("zeCommandQueueSynchronize");
   if (hCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_command_queue(hCommandQueue)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  return hCommandQueue->worker.wait_idle(timeout);
+  return after_wait(hCommandQueue->worker.wait_idle(timeout));
 }
 
 }  // namespace zexcpu

@@ -24,7 +24,9 @@ struct Platform {
 Platform& platform();
 
 /// Fault injection (ZEX_CPU_FAIL=<entry>:<n>:<result>[,...]): true when this call of `entry` must fail,
-/// with the result to return in *result. Thread-safe; counts calls per entry point.
+/// with the result to return in *result. Thread-safe; counts calls per entry point. Also the gate of a
+/// lost device (device_loss.hpp): once it is lost, `entry` answers ZE_RESULT_ERROR_DEVICE_LOST unless
+/// it is one of the calls that keep working.
 bool should_fail(const char* entry, ze_result_t* result);
 
 /// The name of a ze_result_t ("ZE_RESULT_ERROR_INVALID_ARGUMENT"), or nullptr if unknown.

@@ -1,4 +1,5 @@
 // zeInit, the driver and its one device: the PoCL CPU device, described in Level Zero terms.
+#include "device_loss.hpp"
 #include "objects.hpp"
 
 #include <algorithm>
@@ -174,6 +175,7 @@ ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags) {
   if (flags == ZE_INIT_FLAG_VPU_ONLY) return ZE_RESULT_ERROR_UNINITIALIZED;
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_initialized) return ZE_RESULT_SUCCESS;
+  if (!read_loss_config()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // malformed ZEX_CPU_LOSE_DEVICE
   ze_result_t r = init_platform();
   if (r == ZE_RESULT_SUCCESS) {
     g_initialized = true;
@@ -227,10 +229,13 @@ ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle_t hDriver
   // What a client cannot learn from the API version (1.4, the installed headers): every immediate list
   // and queue of zex-cpu runs in order, so it may rely on that (and ZE_COMMAND_QUEUE_FLAG_IN_ORDER of 1.7
   // is accepted) without chaining events between consecutive commands.
+  // The Sysman Info Logs extension (spec 1.19) is listed here too: the installed loader has no
+  // zesDriverGetExtensionProperties. ZEX_CPU_NO_INFO_LOG=1 withdraws it.
   static const ze_driver_extension_properties_t kExtensions[] = {
       {"ZEX_CPU_in_order_immediate_lists", ZE_MAKE_VERSION(1, 0)},
+      {"ZES_extension_info_logs", ZE_MAKE_VERSION(1, 0)},
   };
-  constexpr uint32_t n = sizeof kExtensions / sizeof kExtensions[0];
+  const uint32_t n = sizeof kExtensions / sizeof kExtensions[0] - (info_log_offered() ? 0 : 1);
   if (*pCount == 0 || props == nullptr) {  // a count query: nothing is written
     *pCount = n;
     return ZE_RESULT_SUCCESS;
@@ -458,7 +463,7 @@ ze_result_t ZE_APICALL zeDeviceCanAccessPeer(ze_device_handle_t hDevice, ze_devi
 }
 
 ze_result_t ZE_APICALL zeDeviceGetStatus(ze_device_handle_t hDevice) {
-  ZEXCPU_FAULT_POINT("zeDeviceGetStatus");
+  ZEXCPU_FAULT_POINT("zeDeviceGetStatus");  // answers DEVICE_LOST once the device is lost
   ZEXCPU_CHECK_DEVICE(hDevice);
   return ZE_RESULT_SUCCESS;
 }

@@ -1,6 +1,7 @@
 // Event pools, events and fences. An event is a flag plus kernel timestamps; a fence is a flag that a
 // command queue sets when an execution finishes. All waiting, on the host and on the workers that run
 // command lists, goes through the sharded waiters of objects.hpp: no polling, no sleeps.
+#include "device_loss.hpp"
 #include "objects.hpp"
 
 #include <new>
@@ -221,8 +222,10 @@ ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t
   ZEXCPU_FAULT_POINT("zeEventHostSynchronize");
   ZEXCPU_CHECK(check_event(hEvent));
   if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
+  // A launch that loses the device still completes (and signals): the wait then answers DEVICE_LOST.
   if (timeout != UINT64_MAX)
-    return host_wait(hEvent, timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; });
+    return after_wait(
+        host_wait(hEvent, timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; }));
   // Waiting for good on a pending launch: wait on its OpenCL event here, as clFinish would, rather
   // than for the retiring thread to see it complete and wake this thread. A host that gets here
   // before the worker has enqueued (and armed) the launch sleeps until it is signalled or armed.
@@ -231,14 +234,14 @@ ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t
     host_wait(hEvent, UINT64_MAX, [&] {
       return hEvent->signalled.load(std::memory_order_acquire) != 0 || hEvent->armed != nullptr;
     });
-  return ZE_RESULT_SUCCESS;
+  return after_wait(ZE_RESULT_SUCCESS);
 }
 
 ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent) {
   ZEXCPU_FAULT_POINT("zeEventQueryStatus");
   ZEXCPU_CHECK(check_event(hEvent));
   if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
-  return settle_event(hEvent, /*block=*/false) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+  return after_wait(settle_event(hEvent, /*block=*/false) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY);
 }
 
 ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t hEvent) {
@@ -299,7 +302,7 @@ ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence, uint64_t
   ZEXCPU_FAULT_POINT("zeFenceHostSynchronize");
   ZEXCPU_CHECK(check_fence(hFence));
   if (hFence->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
-  return host_wait(hFence, timeout, [&] { return hFence->signalled.load(std::memory_order_acquire) != 0; });
+  return after_wait(host_wait(hFence, timeout, [&] { return hFence->signalled.load(std::memory_order_acquire) != 0; }));
 }
 
 ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence) {

@@ -8,6 +8,7 @@
 // changes anything. The variable is parsed once, on first use; a malformed value is reported on stderr
 // and makes zeInit fail with ZE_RESULT_ERROR_INVALID_ARGUMENT, so a typo never silently disables a test.
 #include "common.hpp"
+#include "device_loss.hpp"
 
 #include <zex/detail/result_names.hpp>
 
@@ -134,6 +135,10 @@ const char* fault_injection_error() {
 }
 
 bool should_fail(const char* entry, ze_result_t* result) {
+  if (__builtin_expect(device_lost(), 0) && gated_while_lost(entry)) {
+    *result = ZE_RESULT_ERROR_DEVICE_LOST;
+    return true;
+  }
   Config& cfg = config();
   if (cfg.entries.empty()) return false;  // the common case: one branch per entry point
   for (auto& e : cfg.entries) {

@@ -95,6 +95,7 @@ def main():
         "#pragma once",
         "",
         "#include <level_zero/ze_ddi.h>",
+        "#include <level_zero/zes_ddi.h>",
         "",
         "#include <type_traits>",
         "",

@@ -1,5 +1,6 @@
 // A kernel launch captured at append time (kernel.hpp: the specification says arguments are captured
 // then) and its execution on a worker's in-order OpenCL queue.
+#include "device_loss.hpp"
 #include "kernel.hpp"
 #include "module_objects.hpp"
 
@@ -49,6 +50,11 @@ class Launch final : public LaunchCommand {
     const ze_group_count_t groups = indirect_ ? *indirect_ : groups_;
     if (groups.groupCountX == 0 || groups.groupCountY == 0 || groups.groupCountZ == 0)
       return ZE_RESULT_SUCCESS;  // nothing to run
+    if (__builtin_expect(launch_runs_nothing(layout_->info->name.c_str()), 0)) {
+      // The device is lost (by this launch or before): the launch completes without running, so that
+      // its waiters wake and answer ZE_RESULT_ERROR_DEVICE_LOST (device_loss.hpp).
+      return cl_to_ze(clEnqueueMarkerWithWaitList(queue, 0, nullptr, done));
+    }
     size_t local[3] = {group_[0], group_[1], group_[2]};
     size_t global[3] = {size_t(groups.groupCountX) * group_[0], size_t(groups.groupCountY) * group_[1],
                         size_t(groups.groupCountZ) * group_[2]};

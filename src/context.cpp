@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <new>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -107,9 +109,16 @@ ContextState::ContextState(ze_driver_handle_t driver, ze_context_handle_t contex
     devices_.back().list_flags = w.list_flags;
     devices_.back().lists_in_order = w.in_order;
   }
+  // Snapshots for a device-loss report (best effort; never fails the context).
+  for (auto& d : devices_) {
+    watches_.emplace_back(new (std::nothrow) DeviceWatch(driver, d.handle, d.name));
+  }
+  register_context(this);
 }
 
 ContextState::~ContextState() {
+  unregister_context(this);
+  watches_.clear();
   pools_.clear();  // frees the slabs while the context still exists
   if (owned_ && context_) zeContextDestroy(context_);
 }
@@ -141,7 +150,23 @@ void Device::throw_empty() {
   throw zex::LogicError("zex: use of an empty zex::Device (get one from Context::device)");
 }
 
+namespace {
+// Sysman on core device handles (what a device-loss report reads) needs ZES_ENABLE_SYSMAN=1 before the
+// first zeInit with Debian's loader (1.8.12 has no zesInit). zex sets it for the zeInit it makes
+// itself, unless the application set the variable (either way) or ZEX_SYSMAN=0; a runtime that
+// initialized Level Zero itself is not affected (its zeInit came first). docs/decisions.md.
+void enable_sysman_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* opt = std::getenv("ZEX_SYSMAN");
+    if (opt && std::strcmp(opt, "0") == 0) return;
+    if (std::getenv("ZES_ENABLE_SYSMAN") == nullptr) setenv("ZES_ENABLE_SYSMAN", "1", 0);
+  });
+}
+}  // namespace
+
 Context::Context() {
+  enable_sysman_once();
   ze_result_t r = zeInit(0);
   if (r != ZE_RESULT_SUCCESS) throw ZeError(r, "zeInit", "initializing Level Zero", detail::no_driver_advice());
   uint32_t n = 0;

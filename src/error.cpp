@@ -47,12 +47,13 @@ const char* result_advice(ze_result_t r) noexcept {
 }
 
 std::string format_ze_error(ze_result_t result, const std::string& call, const std::string& detail,
-                            const std::string& advice, const std::string& build_log) {
+                            const std::string& advice, const std::string& build_log, const DeviceReport* report) {
   std::string m = "zex: " + call + " failed with " + result_spelling(result);
   if (!detail.empty()) m += " while " + detail;
   m += ".";
   m += build_log.empty() ? " " : "\nBuild log:\n" + build_log + (build_log.back() == '\n' ? "" : "\n");
   m += advice.empty() ? std::string(result_advice(result)) : advice;
+  if (report) m += "\n" + report->summary();
   return m;
 }
 

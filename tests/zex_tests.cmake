@@ -28,6 +28,7 @@ add_custom_target(zex_test_kernels DEPENDS ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KER
 
 add_executable(zex_tests
   error_test.cpp
+  device_report_test.cpp
   exception_test.cpp
   decoder_test.cpp
   context_test.cpp
@@ -100,6 +101,26 @@ if(ZEX_CPU_DRIVER)
   zex_add_l0_test(zex_fault_sweep_events COMMAND zex_fault_sweep
                   ENV ZEX_TEST_SWEEP=1 ZEX_CPU_NO_HOST_SYNCHRONIZE=1
                       ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep_events.md)
+endif()
+# A lost device (ZEX_CPU_LOSE_DEVICE; docs/integration.md "When the device is lost"): the loss lasts
+# for the process, so each mode is a process of its own; zex-cpu only. Again under the validation layer.
+if(ZEX_CPU_DRIVER)
+  add_executable(zex_device_lost_tests device_lost_test.cpp)
+  add_dependencies(zex_device_lost_tests zex_test_kernels ze_zex_cpu)
+  target_compile_definitions(zex_device_lost_tests PRIVATE
+    ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
+    ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}")
+  target_link_libraries(zex_device_lost_tests PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
+  zex_target_warnings(zex_device_lost_tests)
+  foreach(m IN ITEMS "full|" "no-info-log|ZEX_CPU_NO_INFO_LOG=1" "no-sysman|ZEX_SYSMAN=0" "adopted|")
+    string(REPLACE "|" ";" parts "${m}")
+    list(GET parts 0 name)
+    list(GET parts 1 extra)
+    zex_add_l0_test(zex_device_lost_${name} COMMAND zex_device_lost_tests
+                    ENV ZEX_TEST_DEVICE_LOST=${name} ZEX_CPU_LOSE_DEVICE=2 ${extra})
+  endforeach()
+  zex_add_l0_test(zex_device_lost_validation COMMAND zex_device_lost_tests
+                  ENV ZEX_TEST_DEVICE_LOST=full ZEX_CPU_LOSE_DEVICE=2 ${ZEX_VALIDATION_ENV})
 endif()
 # ZEX_SANITIZE=thread (make test-tsan, ctest -L threads): the suites that run zex from several threads.
 if(ZEX_SANITIZE_MODE STREQUAL "thread")

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <zex/detail/result_names.hpp>
+#include <zex/device_report.hpp>
 
 #include <level_zero/ze_api.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -74,26 +76,54 @@ std::string result_spelling(ze_result_t r);
 
 /// What a reader of a ZeError's message should do next; specific where the result says enough.
 const char* result_advice(ze_result_t r) noexcept;
-/// The whole message of a ZeError (compiled: src/error.cpp).
+/// The whole message of a ZeError (compiled: src/error.cpp); `report` (may be null) adds its summary.
 std::string format_ze_error(ze_result_t result, const std::string& call, const std::string& detail,
-                            const std::string& advice, const std::string& build_log);
+                            const std::string& advice, const std::string& build_log,
+                            const DeviceReport* report = nullptr);
+
+/// True for the results after which zex collects a DeviceReport: ZE_RESULT_ERROR_DEVICE_LOST and
+/// ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET.
+constexpr bool is_device_loss(ze_result_t r) noexcept {
+  return r == ZE_RESULT_ERROR_DEVICE_LOST || r == ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET;
+}
+
+/// Collects what the driver can say about the lost device (src/device_report.cpp, docs/design.md
+/// "When the device is lost"): of the devices of every live zex::Context, the one zeDeviceGetStatus
+/// says is lost (or the only one). Null when no context is live or nothing could be collected.
+/// Never throws.
+std::shared_ptr<const DeviceReport> collect_device_report() noexcept;
+
+/// The report a ZeError with result `r` carries: collected only for a device loss.
+inline std::shared_ptr<const DeviceReport> report_for(ze_result_t r) {
+  return __builtin_expect(is_device_loss(r), 0) ? collect_device_report() : nullptr;
+}
 
 }  // namespace detail
 
 /// A Level Zero call failed. result() is the ze_result_t, call() the Level Zero function that
 /// returned it; what() names both, adds what zex was doing and what to do, and for a failed module
-/// build contains the driver's build log (also in build_log()).
+/// build contains the driver's build log (also in build_log()). When the device was lost
+/// (ZE_RESULT_ERROR_DEVICE_LOST, ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET), device_report() says what
+/// the driver knows of why, and what() ends with its summary.
 class ZeError : public std::runtime_error, public Error {
  public:
   /// @param detail   what zex was doing (may be empty)
   /// @param advice   what to do; empty picks a default from the result
   /// @param build_log the driver's build log, when the call built a module
+  /// For a device loss, collects the DeviceReport (detail::collect_device_report); for any other
+  /// result nothing more happens.
   ZeError(ze_result_t result, std::string call, const std::string& detail = {},
           const std::string& advice = {}, std::string build_log = {})
-      : std::runtime_error(detail::format_ze_error(result, call, detail, advice, build_log)),
+      : ZeError(detail::report_for(result), result, std::move(call), detail, advice, std::move(build_log)) {}
+
+  /// With a report already collected (null: none), e.g. by a runtime that collected it itself.
+  ZeError(std::shared_ptr<const DeviceReport> report, ze_result_t result, std::string call,
+          const std::string& detail = {}, const std::string& advice = {}, std::string build_log = {})
+      : std::runtime_error(detail::format_ze_error(result, call, detail, advice, build_log, report.get())),
         result_(result),
         call_(std::move(call)),
-        build_log_(std::move(build_log)) {}
+        build_log_(std::move(build_log)),
+        report_(std::move(report)) {}
 
   /// The ze_result_t the call returned.
   ze_result_t result() const noexcept { return result_; }
@@ -101,12 +131,17 @@ class ZeError : public std::runtime_error, public Error {
   const std::string& call() const noexcept { return call_; }
   /// The driver's build log when the failing call built a module, else empty.
   const std::string& build_log() const noexcept { return build_log_; }
+  /// What zex collected about the lost device, or null (not a device loss, or nothing collected).
+  const DeviceReport* device_report() const noexcept { return report_.get(); }
+  /// The same report, shared (it outlives the exception).
+  const std::shared_ptr<const DeviceReport>& shared_device_report() const noexcept { return report_; }
   const char* message() const noexcept override { return what(); }
 
  private:
   ze_result_t result_;
   std::string call_;
   std::string build_log_;
+  std::shared_ptr<const DeviceReport> report_;
 };
 
 namespace detail {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <zex/context.hpp>
+#include <zex/detail/device_watch.hpp>
 #include <zex/slab.hpp>
 
 #include <level_zero/ze_api.h>
@@ -31,12 +32,15 @@ class ContextState {
   /// @throws std::invalid_argument if `h` is not one of the driver's devices
   const DeviceInfo& info_for(ze_device_handle_t h) const;
   SlabPool& pool(const DeviceInfo& d);
+  /// The watch of device i (for a device-loss report), or null if it could not be made.
+  DeviceWatch* watch(size_t i) const noexcept { return i < watches_.size() ? watches_[i].get() : nullptr; }
 
  private:
   ze_driver_handle_t driver_;
   ze_context_handle_t context_;
   bool owned_;
   std::vector<DeviceInfo> devices_;
+  std::vector<std::unique_ptr<DeviceWatch>> watches_;  // parallel to devices_
   std::mutex mu_;  // pools_
   std::vector<std::pair<ze_device_handle_t, std::unique_ptr<SlabPool>>> pools_;
 };

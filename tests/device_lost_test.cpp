@@ -1,0 +1,199 @@
+// A lost device, end to end on zex-cpu through the system loader (docs/integration.md, "When the device
+// is lost"): ZEX_CPU_LOSE_DEVICE=2 makes the second kernel launch of the process lose the device, which
+// stays lost for the rest of the process, so each CTest entry runs one test of this binary in a
+// process of its own (tests/zex_tests.cmake) and every test skips itself elsewhere.
+#include "zex_fixture.hpp"
+
+#include <zex/zex.hpp>
+
+#include <gtest/gtest.h>
+#include <level_zero/zes_api.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+namespace {
+
+using zex_test::cfg1d;
+using zex_test::read_file;
+using zex_test::Usm;
+
+bool mode(const char* name) {
+  const char* m = std::getenv("ZEX_TEST_DEVICE_LOST");
+  return m != nullptr && std::strcmp(m, name) == 0;
+}
+
+#define REQUIRE_MODE(name)                                                                            \
+  if (!mode(name))                                                                                    \
+  GTEST_SKIP() << "runs in the CTest entry that sets ZEX_TEST_DEVICE_LOST=" name                      \
+                  " and ZEX_CPU_LOSE_DEVICE=2 (the device stays lost for the rest of the process)"
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// The first launch runs; the second (ZEX_CPU_LOSE_DEVICE=2) loses the device. Returns the error that
+// synchronize() raised.
+zex::ZeError lose_the_device(zex::Context& ctx, zex::Stream& stream, zex::Kernel& vadd) {
+  const uint32_t n = 256;
+  Usm<float> a(n, ctx.handle(), ctx.device(0).handle()), b(n, ctx.handle(), ctx.device(0).handle()),
+      c(n, ctx.handle(), ctx.device(0).handle());
+  for (uint32_t i = 0; i < n; ++i) a[i] = float(i), b[i] = 1;
+  stream.launch(vadd, cfg1d(n / 64, 64), c.get(), a.get(), b.get(), n);
+  stream.synchronize();
+  EXPECT_EQ(c[10], 11.0f);  // the stream worked before the loss
+  stream.launch(vadd, cfg1d(n / 64, 64), c.get(), a.get(), b.get(), n);
+  try {
+    stream.synchronize();
+  } catch (const zex::ZeError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "synchronize() after the losing launch did not raise";
+  return zex::ZeError(ZE_RESULT_SUCCESS, "none");
+}
+
+TEST(DeviceLost, TheErrorCarriesStateCounterAndDecodedRecord) {
+  REQUIRE_MODE("full");
+  zex::Context ctx;
+  zex::Context other;  // a second context of the same process, made before the loss
+  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
+  zex::Kernel vadd = mod.kernel("vadd");
+  zex::Module other_mod(other.device(0), read_file(zex_test::kernel_spv()));
+  zex::Kernel other_vadd = other_mod.kernel("vadd");
+  zex::Stream stream(ctx.device(0));
+  zex::Stream other_stream(other.device(0));
+
+  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  std::cout << "--- the message ---\n" << e.what() << "\n---\n";
+  EXPECT_EQ(e.result(), ZE_RESULT_ERROR_DEVICE_LOST);
+  const zex::DeviceReport* r = e.device_report();
+  ASSERT_NE(r, nullptr) << e.what();
+  EXPECT_EQ(r->device, ctx.device(0).name());
+  EXPECT_TRUE(r->state_read);
+  EXPECT_EQ(r->reset_reasons, uint32_t(ZES_RESET_REASON_FLAG_WEDGED));
+  EXPECT_EQ(r->state, "reset needed (wedged: the hardware is hung); repair: not supported");
+  ASSERT_EQ(r->counters.size(), 1u) << e.what();
+  EXPECT_EQ(r->counters[0].set, "uncorrectable");
+  EXPECT_EQ(r->counters[0].category, "reset");
+  EXPECT_EQ(r->counters[0].at_creation, 0u);
+  EXPECT_EQ(r->counters[0].now, 1u);
+  EXPECT_EQ(r->info_log, "");
+  ASSERT_EQ(r->records.size(), 1u) << e.what();
+  const zex::DeviceRecord& rec = r->records[0];
+  EXPECT_EQ(rec.format, "CPER");
+  EXPECT_EQ(rec.bytes.size(), 128u + 72u + 192u);
+  EXPECT_EQ(std::string(rec.bytes.begin(), rec.bytes.begin() + 4), "CPER");
+  EXPECT_GT(rec.timestamp, 0u);
+  EXPECT_FALSE(rec.truncated);
+  EXPECT_TRUE(has(rec.summary, "CPER 1.1, fatal, ")) << rec.summary;
+  EXPECT_TRUE(has(rec.summary, "1 section: processor generic (fatal): micro-architectural error during instruction "
+                               "execution, processor \"zex-cpu: launch 2 of kernel 'vadd'\" [FRU zex-cpu]"))
+      << rec.summary;
+  EXPECT_FALSE(has(rec.summary, "malformed")) << rec.summary;
+  // The message: the call, the advice, then the report's summary.
+  const std::string m = e.what();
+  EXPECT_TRUE(has(m, "failed with ZE_RESULT_ERROR_DEVICE_LOST")) << m;
+  EXPECT_TRUE(has(m, "create a new zex::Context")) << m;
+  EXPECT_TRUE(has(m, "\nDevice report for '" + ctx.device(0).name() + "': state: reset needed (wedged")) << m;
+  EXPECT_TRUE(has(m, "RAS uncorrectable reset: 0 -> 1 since the context was created.")) << m;
+  EXPECT_TRUE(has(m, "CPER record: CPER 1.1, fatal")) << m;
+
+  // The same stream again: the loss is reported again (not a hang), with the record kept.
+  try {
+    stream.synchronize();
+    stream.launch(vadd, cfg1d(1, 1), static_cast<float*>(nullptr), static_cast<const float*>(nullptr),
+                  static_cast<const float*>(nullptr), uint32_t(0));
+    stream.synchronize();
+    ADD_FAILURE() << "the lost stream kept working";
+  } catch (const zex::ZeError& again) {
+    EXPECT_EQ(again.result(), ZE_RESULT_ERROR_DEVICE_LOST) << again.what();
+    ASSERT_NE(again.device_report(), nullptr);
+    EXPECT_EQ(again.device_report()->records.size(), 1u) << again.what();
+  }
+
+  // The other context of the process: zex-cpu's loss is device-wide (as on NEO, where every context of
+  // the process shares the device's engine contexts), so its stream answers DEVICE_LOST too, with a
+  // report of its own, promptly and without crashing.
+  try {
+    other_stream.launch(other_vadd, cfg1d(1, 1), static_cast<float*>(nullptr), static_cast<const float*>(nullptr),
+                        static_cast<const float*>(nullptr), uint32_t(0));
+    other_stream.synchronize();
+    ADD_FAILURE() << "a stream on the lost device kept working";
+  } catch (const zex::ZeError& o) {
+    EXPECT_EQ(o.result(), ZE_RESULT_ERROR_DEVICE_LOST) << o.what();
+    ASSERT_NE(o.device_report(), nullptr) << o.what();
+    EXPECT_EQ(o.device_report()->counters.size(), 1u) << o.what();
+  }
+  EXPECT_EQ(zeDeviceGetStatus(ctx.device(0).handle()), ZE_RESULT_ERROR_DEVICE_LOST);
+  // A new context can still be made (creating one does not touch the device), and says it is lost.
+  zex::Context after;
+  EXPECT_EQ(after.device_count(), 1u);
+  // Everything is destroyed at the end of scope without throwing or hanging.
+}
+
+TEST(DeviceLost, WithoutTheInfoLogTheReportSaysSo) {
+  REQUIRE_MODE("no-info-log");
+  zex::Context ctx;
+  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
+  zex::Kernel vadd = mod.kernel("vadd");
+  zex::Stream stream(ctx.device(0));
+  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  std::cout << "--- the message ---\n" << e.what() << "\n---\n";
+  ASSERT_NE(e.device_report(), nullptr) << e.what();
+  const zex::DeviceReport& r = *e.device_report();
+  EXPECT_TRUE(r.records.empty());
+  EXPECT_EQ(r.info_log.rfind("info log: not offered by the driver", 0), 0u) << r.info_log;
+  EXPECT_TRUE(has(e.what(), "info log: not offered by the driver")) << e.what();
+  EXPECT_EQ(r.counters.size(), 1u) << e.what();  // the rest is still there
+  EXPECT_TRUE(has(r.state, "wedged")) << r.state;
+}
+
+TEST(DeviceLost, WithoutSysmanTheReportSaysHowToEnableIt) {
+  REQUIRE_MODE("no-sysman");
+  // ZEX_SYSMAN=0: zex does not enable Sysman for its zeInit, as for a runtime that initialized Level
+  // Zero itself without it.
+  ASSERT_EQ(std::getenv("ZES_ENABLE_SYSMAN"), nullptr);
+  zex::Context ctx;
+  EXPECT_EQ(std::getenv("ZES_ENABLE_SYSMAN"), nullptr);  // zex left the environment alone
+  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
+  zex::Kernel vadd = mod.kernel("vadd");
+  zex::Stream stream(ctx.device(0));
+  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  std::cout << "--- the message ---\n" << e.what() << "\n---\n";
+  ASSERT_NE(e.device_report(), nullptr) << e.what();
+  const zex::DeviceReport& r = *e.device_report();
+  EXPECT_FALSE(r.state_read);
+  EXPECT_EQ(r.state, "unavailable: zesDeviceGetState answered ZE_RESULT_ERROR_UNINITIALIZED (0x78000001) (Sysman is "
+                     "not enabled: set ZES_ENABLE_SYSMAN=1 before zeInit, or call zesInit)");
+  EXPECT_TRUE(r.counters.empty());
+  EXPECT_TRUE(r.records.empty());
+  EXPECT_TRUE(has(r.info_log, "zesDriverEnumInfoLogsExt answered ZE_RESULT_ERROR_UNINITIALIZED")) << r.info_log;
+}
+
+TEST(DeviceLost, AnAdoptedContextKeepsTheRuntimesSetup) {
+  REQUIRE_MODE("adopted");
+  // The runtime initializes Level Zero itself, with Sysman (its choice), and hands zex its handles.
+  ASSERT_EQ(setenv("ZES_ENABLE_SYSMAN", "1", 1), 0);
+  ASSERT_EQ(zeInit(0), ZE_RESULT_SUCCESS);
+  uint32_t n = 1;
+  ze_driver_handle_t driver = nullptr;
+  ASSERT_EQ(zeDriverGet(&n, &driver), ZE_RESULT_SUCCESS);
+  ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  ze_context_handle_t raw = nullptr;
+  ASSERT_EQ(zeContextCreate(driver, &cd, &raw), ZE_RESULT_SUCCESS);
+  {
+    zex::Context ctx(driver, raw);
+    zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
+    zex::Kernel vadd = mod.kernel("vadd");
+    zex::Stream stream(ctx.device(0));
+    const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+    ASSERT_NE(e.device_report(), nullptr) << e.what();
+    EXPECT_EQ(e.device_report()->records.size(), 1u) << e.what();
+    EXPECT_EQ(e.device_report()->counters.size(), 1u) << e.what();
+  }
+  // zex never destroys an adopted context; on a lost device destroying it still works.
+  EXPECT_EQ(zeContextDestroy(raw), ZE_RESULT_SUCCESS);
+}
+
+}  // namespace
