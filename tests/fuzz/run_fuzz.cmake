@@ -1,4 +1,4 @@
-# Runs decoder_fuzz for SECONDS on the committed seeds plus the build tree's corpus (cmake -P; see
+# Runs a fuzzer (decoder_fuzz, cper_fuzz) for SECONDS on the committed seeds plus the build tree's corpus (cmake -P; see
 # tests/fuzz/CMakeLists.txt). A crash, leak, timeout or invariant violation fails it; the input is
 # left as WORK/crash-* (or leak-*, timeout-*).
 foreach(v FUZZER WORK SEEDS SECONDS)
@@ -12,5 +12,5 @@ execute_process(
           -artifact_prefix=${WORK}/ ${WORK}/corpus ${SEEDS}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "decoder_fuzz failed (exit ${rc}); reproduce with: ${FUZZER} ${WORK}/<crash file>")
+  message(FATAL_ERROR "${FUZZER} failed (exit ${rc}); reproduce with: ${FUZZER} ${WORK}/<crash file>")
 endif()
