@@ -122,6 +122,23 @@ Config& config() {
   return *cfg;
 }
 
+bool injected(const char* entry, ze_result_t* result) {
+  Config& cfg = config();
+  if (cfg.entries.empty()) return false;  // the common case: one branch per entry point
+  for (auto& e : cfg.entries) {
+    if (e->name != entry) continue;
+    uint64_t call = e->calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    for (const auto& [n, r] : e->fail_at)
+      if (n == call) {
+        *result = r;
+        log_fired(e->name, call, r);
+        return true;
+      }
+    return false;
+  }
+  return false;
+}
+
 }  // namespace
 
 // The names come from the zex library's one table (include/zex/detail/result_names.hpp).
@@ -135,22 +152,12 @@ const char* fault_injection_error() {
 }
 
 bool should_fail(const char* entry, ze_result_t* result) {
+  // An injected failure first, so that a test can make a call fail on a lost device too (the calls
+  // that collect a device-loss report); then the lost device's gate (device_loss.hpp).
+  if (__builtin_expect(injected(entry, result), 0)) return true;
   if (__builtin_expect(device_lost(), 0) && gated_while_lost(entry)) {
     *result = ZE_RESULT_ERROR_DEVICE_LOST;
     return true;
-  }
-  Config& cfg = config();
-  if (cfg.entries.empty()) return false;  // the common case: one branch per entry point
-  for (auto& e : cfg.entries) {
-    if (e->name != entry) continue;
-    uint64_t call = e->calls.fetch_add(1, std::memory_order_relaxed) + 1;
-    for (const auto& [n, r] : e->fail_at)
-      if (n == call) {
-        *result = r;
-        log_fired(e->name, call, r);
-        return true;
-      }
-    return false;
   }
   return false;
 }

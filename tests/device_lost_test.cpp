@@ -132,6 +132,41 @@ TEST(DeviceLost, TheErrorCarriesStateCounterAndDecodedRecord) {
   // Everything is destroyed at the end of scope without throwing or hanging.
 }
 
+// Failures injected into the collection itself (ZEX_CPU_FAIL, tests/zex_tests.cmake): the report is
+// still made, says what it could not read, and the next collection reads everything again.
+TEST(DeviceLost, FailuresWhileCollectingAreNamedInTheReport) {
+  REQUIRE_MODE("faults");
+  zex::Context ctx;
+  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
+  zex::Kernel vadd = mod.kernel("vadd");
+  zex::Stream stream(ctx.device(0));
+  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  std::cout << "--- the message ---\n" << e.what() << "\n---\n";
+  ASSERT_NE(e.device_report(), nullptr) << e.what();
+  const zex::DeviceReport& r = *e.device_report();
+  // zeDeviceGetStatus:1 failed: the only device is reported anyway, with a note.
+  EXPECT_TRUE(has(e.what(), "(zeDeviceGetStatus does not report this device lost)")) << e.what();
+  // zesDeviceGetState:1 failed.
+  EXPECT_EQ(r.state, "unavailable: zesDeviceGetState answered ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY (0x70000002)");
+  // zesRasGetState:3 (the collection's first; two were the snapshot's) failed: that set is noted, the
+  // other's counter is there.
+  EXPECT_TRUE(has(e.what(), "(RAS correctable: zesRasGetState answered ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY")) << e.what();
+  EXPECT_EQ(r.counters.size(), 1u) << e.what();
+  // The Info Log's query call failed: no record this time, and a note.
+  EXPECT_TRUE(r.records.empty()) << e.what();
+  EXPECT_TRUE(has(e.what(), "(info log: zesInfoLogInstanceReadWithMetadataExt answered ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY"))
+      << e.what();
+  try {
+    stream.synchronize();
+    ADD_FAILURE() << "the lost stream kept working";
+  } catch (const zex::ZeError& again) {
+    ASSERT_NE(again.device_report(), nullptr);
+    EXPECT_TRUE(again.device_report()->state_read) << again.what();
+    EXPECT_EQ(again.device_report()->records.size(), 1u) << again.what();
+    EXPECT_EQ(again.device_report()->counters.size(), 1u) << again.what();
+  }
+}
+
 TEST(DeviceLost, WithoutTheInfoLogTheReportSaysSo) {
   REQUIRE_MODE("no-info-log");
   zex::Context ctx;

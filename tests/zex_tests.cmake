@@ -119,6 +119,9 @@ if(ZEX_CPU_DRIVER)
     zex_add_l0_test(zex_device_lost_${name} COMMAND zex_device_lost_tests
                     ENV ZEX_TEST_DEVICE_LOST=${name} ZEX_CPU_LOSE_DEVICE=2 ${extra})
   endforeach()
+  zex_add_l0_test(zex_device_lost_faults COMMAND zex_device_lost_tests
+                  ENV ZEX_TEST_DEVICE_LOST=faults ZEX_CPU_LOSE_DEVICE=2
+                      "ZEX_CPU_FAIL=zeDeviceGetStatus:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY,zesDeviceGetState:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY,zesRasGetState:3:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY,zesInfoLogInstanceReadWithMetadataExt:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY")
   zex_add_l0_test(zex_device_lost_validation COMMAND zex_device_lost_tests
                   ENV ZEX_TEST_DEVICE_LOST=full ZEX_CPU_LOSE_DEVICE=2 ${ZEX_VALIDATION_ENV})
 endif()
