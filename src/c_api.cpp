@@ -69,6 +69,7 @@ struct LastError {
   std::string message;
   ze_result_t ze = ZE_RESULT_SUCCESS;
   std::string call;
+  std::shared_ptr<const zex::DeviceReport> report;  // a device loss's, else null
 };
 thread_local LastError t_error;
 
@@ -79,6 +80,7 @@ zex_result_t ok() noexcept {
     e.message.clear();
     e.call.clear();
     e.ze = ZE_RESULT_SUCCESS;
+    e.report.reset();
   }
   return ZEX_SUCCESS;
 }
@@ -88,6 +90,7 @@ zex_result_t fail(zex_result_t r, const char* message, ze_result_t ze = ZE_RESUL
   LastError& e = t_error;
   e.set = true;
   e.ze = ze;
+  e.report.reset();
   try {
     e.message = message;
     e.call = call;
@@ -137,7 +140,9 @@ zex_result_t guard(F&& f) noexcept {
     // Only waits and checks throw these, and they catch them first (guard_raising); kept for safety.
     return fail(ZEX_ERROR_KERNEL_EXCEPTION, zex::format_kernel_exception(e.info(), zex::Language::C).c_str());
   } catch (const zex::ZeError& e) {
-    return fail(ZEX_ERROR_LEVEL_ZERO, e.what(), e.result(), e.call().c_str());
+    zex_result_t r = fail(ZEX_ERROR_LEVEL_ZERO, e.what(), e.result(), e.call().c_str());
+    t_error.report = e.shared_device_report();
+    return r;
   } catch (const std::bad_alloc&) {
     return fail(ZEX_ERROR_OUT_OF_HOST_MEMORY, "zex: out of host memory");
   } catch (const std::invalid_argument& e) {
@@ -186,6 +191,41 @@ uint32_t zex_c_api_version(void) { return ZEX_C_API_VERSION; }
 const char* zex_last_error_message(void) { return t_error.message.c_str(); }
 ze_result_t zex_last_ze_result(void) { return t_error.ze; }
 const char* zex_last_error_call(void) { return t_error.call.c_str(); }
+
+int zex_last_device_report(const char** device, const char** state, uint32_t* counter_count,
+                           uint32_t* record_count) {
+  const zex::DeviceReport* r = t_error.report.get();
+  if (!r) return 0;
+  if (device) *device = r->device.c_str();
+  if (state) *state = r->state.c_str();
+  if (counter_count) *counter_count = static_cast<uint32_t>(r->counters.size());
+  if (record_count) *record_count = static_cast<uint32_t>(r->records.size());
+  return 1;
+}
+
+int zex_last_device_counter(uint32_t i, const char** set, const char** category, uint64_t* at_creation,
+                            uint64_t* now) {
+  const zex::DeviceReport* r = t_error.report.get();
+  if (!r || i >= r->counters.size()) return 0;
+  const zex::RasCounter& c = r->counters[i];
+  if (set) *set = c.set.c_str();
+  if (category) *category = c.category.c_str();
+  if (at_creation) *at_creation = c.at_creation;
+  if (now) *now = c.now;
+  return 1;
+}
+
+int zex_last_device_record(uint32_t i, const char** format, const uint8_t** bytes, size_t* size,
+                           const char** summary) {
+  const zex::DeviceReport* r = t_error.report.get();
+  if (!r || i >= r->records.size()) return 0;
+  const zex::DeviceRecord& d = r->records[i];
+  if (format) *format = d.format.c_str();
+  if (bytes) *bytes = d.bytes.data();
+  if (size) *size = d.bytes.size();
+  if (summary) *summary = d.summary.c_str();
+  return 1;
+}
 
 // ---- contexts and devices ----------------------------------------------------------------------------
 

@@ -17,6 +17,14 @@ zex_add_l0_test(c_api_test COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_
 zex_add_l0_test(c_api_test_validation COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
                 ENV ${ZEX_VALIDATION_ENV})
 if(ZEX_CPU_DRIVER)
+  # A lost device (ZEX_CPU_LOSE_DEVICE=2): the wait's error comes with the device report.
+  add_executable(c_api_device_lost c_api_device_lost.c)
+  set_source_files_properties(c_api_device_lost.c PROPERTIES LANGUAGE C)
+  set_target_properties(c_api_device_lost PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_compile_options(c_api_device_lost PRIVATE -Wall -Wextra -pedantic -Werror)
+  target_link_libraries(c_api_device_lost PRIVATE zex::zex_c)
+  add_dependencies(c_api_device_lost zex_test_kernels ze_zex_cpu)
+  zex_add_l0_test(c_api_device_lost COMMAND c_api_device_lost ${ZEX_TEST_KERNEL_SPV} ENV ZEX_CPU_LOSE_DEVICE=2)
   # The event path (zex-cpu's host synchronize off), where synchronize_for waits on an event.
   zex_add_l0_test(c_api_test_events COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
                   ENV ZEX_CPU_NO_HOST_SYNCHRONIZE=1)

@@ -53,6 +53,12 @@ set(pytest ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/
 zex_add_l0_test(zex_python COMMAND ${pytest} ENV ${ZEX_PYTHON_TEST_ENV})
 # Again under the loader's validation layer (test_no_driver's child runs without it).
 zex_add_l0_test(zex_python_validation COMMAND ${pytest} ENV ${ZEX_PYTHON_TEST_ENV} ${ZEX_VALIDATION_ENV})
+# A lost device (ZEX_CPU_LOSE_DEVICE=2 lasts for the process): test_device_lost.py alone, in its own process.
+if(ZEX_CPU_DRIVER)
+  zex_add_l0_test(zex_python_device_lost
+    COMMAND ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests/test_device_lost.py
+    ENV ${ZEX_PYTHON_TEST_ENV} ZEX_TEST_DEVICE_LOST=python ZEX_CPU_LOSE_DEVICE=2)
+endif()
 # pip install --no-build-isolation --no-index into `python3 -m venv --system-site-packages`, then the
 # example with the installed package, and the library found next to the package.
 zex_add_l0_test(zex_python_install

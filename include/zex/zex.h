@@ -79,6 +79,18 @@ const char* zex_last_error_message(void);     /* "" when the last call on this t
 ze_result_t zex_last_ze_result(void);         /* ZE_RESULT_SUCCESS unless the last error was ZEX_ERROR_LEVEL_ZERO */
 const char* zex_last_error_call(void);        /* the Level Zero function that failed, else "" */
 
+/* ---- a lost device (docs/integration.md, "When the device is lost") ------------------------------
+   After a call failed with ZEX_ERROR_LEVEL_ZERO and zex_last_ze_result() is ZE_RESULT_ERROR_DEVICE_LOST or
+   ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET: what zex collected about the device (zex_last_error_message()
+   ends with its summary). Valid like the last error. Each returns 1 and fills its non-NULL outputs, or 0
+   (no report; i past the end). Bytes are the record as the driver gave it; formats: "CPER". */
+int zex_last_device_report(const char** device, const char** state, uint32_t* counter_count,
+                           uint32_t* record_count);
+int zex_last_device_counter(uint32_t i, const char** set, const char** category, uint64_t* at_creation,
+                            uint64_t* now); /* a RAS counter that changed since the context was created */
+int zex_last_device_record(uint32_t i, const char** format, const uint8_t** bytes, size_t* size,
+                           const char** summary); /* an Info Log record, decoded in `summary` */
+
 /* ---- contexts and devices ------------------------------------------------------------------------- */
 /* zeInit, the first driver, a new Level Zero context (owned: destroyed with the zex context). */
 zex_result_t zex_context_create(zex_context_t* out);

@@ -15,8 +15,9 @@ linker's path; it is loaded on first use. See docs/integration.md, "Python".
         except zex.KernelException as e:
             print(e.name, e.reason, e.values, e.thrower_count, e.launch_site, e.global_id, e.frames)
 """
-from ._errors import (Error, InvalidArgument, InvalidState, KernelException, LaunchSite, LibraryNotFoundError,
-                      LibraryVersionError, OutOfHostMemory, UnknownError, ZeError, ZeResult)
+from ._errors import (DeviceRecord, DeviceReport, Error, InvalidArgument, InvalidState, KernelException, LaunchSite,
+                      LibraryNotFoundError, LibraryVersionError, OutOfHostMemory, RasCounter, UnknownError, ZeError,
+                      ZeResult)
 from ._core import Context, Device, Event, Kernel, Local, Module, SharedBuffer, Stream, local
 from ._library import C_API_VERSION
 
@@ -25,7 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Context", "Device", "Module", "Kernel", "Stream", "Event", "SharedBuffer", "Local", "local",
     "Error", "KernelException", "LaunchSite", "ZeError", "ZeResult", "InvalidArgument", "InvalidState", "OutOfHostMemory",
-    "UnknownError", "LibraryNotFoundError", "LibraryVersionError", "C_API_VERSION", "library_path",
+    "UnknownError", "DeviceReport", "DeviceRecord", "RasCounter", "LibraryNotFoundError", "LibraryVersionError", "C_API_VERSION", "library_path",
 ]
 
 

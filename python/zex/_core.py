@@ -18,7 +18,8 @@ import sys
 import threading
 
 from . import _library as L
-from ._errors import InvalidArgument, InvalidState, KernelException, LaunchSite, ZeError, error_class
+from ._errors import (DeviceRecord, DeviceReport, InvalidArgument, InvalidState, KernelException, LaunchSite,
+                      RasCounter, ZeError, error_class)
 
 _lock = threading.RLock()   # closing is rare: one lock for all of it
 _c_void_p = ctypes.c_void_p
@@ -37,8 +38,32 @@ def _raise_last(result, lib=None):
     message = _text(lib.zex_last_error_message()) or "zex: the C API returned zex_result_t %d" % result
     cls = error_class(result)
     if cls is ZeError:
-        raise ZeError(message, lib.zex_last_ze_result(), _text(lib.zex_last_error_call()))
+        raise ZeError(message, lib.zex_last_ze_result(), _text(lib.zex_last_error_call()), _device_report(lib))
     raise cls(message)
+
+
+def _device_report(lib):
+    """The thread's last device report (zex_last_device_report and friends), or None."""
+    if not hasattr(lib, "zex_last_device_report"):
+        return None
+    device, state = ctypes.c_char_p(), ctypes.c_char_p()
+    nc, nr = ctypes.c_uint32(), ctypes.c_uint32()
+    if not lib.zex_last_device_report(_byref(device), _byref(state), _byref(nc), _byref(nr)):
+        return None
+    counters = []
+    for i in range(nc.value):
+        s, c = ctypes.c_char_p(), ctypes.c_char_p()
+        before, now = ctypes.c_uint64(), ctypes.c_uint64()
+        if lib.zex_last_device_counter(i, _byref(s), _byref(c), _byref(before), _byref(now)):
+            counters.append(RasCounter(_text(s.value), _text(c.value), before.value, now.value))
+    records = []
+    for i in range(nr.value):
+        fmt, summary = ctypes.c_char_p(), ctypes.c_char_p()
+        data, size = ctypes.POINTER(ctypes.c_uint8)(), ctypes.c_size_t()
+        if lib.zex_last_device_record(i, _byref(fmt), _byref(data), _byref(size), _byref(summary)):
+            raw = ctypes.string_at(data, size.value) if size.value else b""
+            records.append(DeviceRecord(_text(fmt.value), raw, _text(summary.value)))
+    return DeviceReport(_text(device.value), _text(state.value), tuple(counters), tuple(records))
 
 
 class _Cell:

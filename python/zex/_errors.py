@@ -53,20 +53,32 @@ class Error(Exception):
     """Base class of every exception zex raises."""
 
 
+RasCounter = collections.namedtuple("RasCounter", "set category at_creation now")
+RasCounter.__doc__ = "A RAS error counter that changed since the context was created (zex::RasCounter)."
+DeviceRecord = collections.namedtuple("DeviceRecord", "format bytes summary")
+DeviceRecord.__doc__ = "An Info Log record: its format ('CPER'), its bytes, and zex's one-line decoding."
+DeviceReport = collections.namedtuple("DeviceReport", "device state counters records")
+DeviceReport.__doc__ = ("What zex collected about a lost device (zex::DeviceReport): its name, its state in "
+                        "words, the RAS counters that changed (RasCounter), the Info Log records (DeviceRecord).")
+
+
 class ZeError(Error):
     """A Level Zero call failed. ``result`` is the ze_result_t (a ZeResult when known), ``call`` the
-    Level Zero function's name; str(e) names both, says what zex was doing and what to do."""
+    Level Zero function's name; str(e) names both, says what zex was doing and what to do. After a device
+    loss, ``device_report`` is a DeviceReport (else None) and str(e) ends with its summary."""
 
-    def __init__(self, message, result=None, call=""):
+    def __init__(self, message, result=None, call="", device_report=None):
         super().__init__(message)
         try:
             self.result = ZeResult(result) if result is not None else None
         except ValueError:
             self.result = result
         self.call = call
+        self.device_report = device_report
 
     def __reduce__(self):
-        return (type(self), (self.args[0], None if self.result is None else int(self.result), self.call))
+        return (type(self), (self.args[0], None if self.result is None else int(self.result), self.call,
+                             self.device_report))
 
 
 class InvalidArgument(Error, ValueError):

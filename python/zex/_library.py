@@ -103,8 +103,16 @@ DECLARATIONS = {
     "zex_device_handle": (_h, (_h,)),
     "zex_stream_handle": (_h, (_h,)),
     "zex_kernel_handle": (_h, (_h,)),
+    "zex_last_device_report": (ctypes.c_int, (ctypes.POINTER(_str), ctypes.POINTER(_str),
+                                              ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32))),
+    "zex_last_device_counter": (ctypes.c_int, (ctypes.c_uint32, ctypes.POINTER(_str), ctypes.POINTER(_str),
+                                               ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64))),
+    "zex_last_device_record": (ctypes.c_int, (ctypes.c_uint32, ctypes.POINTER(_str),
+                                              ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
+                                              ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(_str))),
 }
-OPTIONAL = {"zex_module_build_log"}
+# Newer than the first libzex.so.1: a library without them still loads (no device reports then).
+OPTIONAL = {"zex_module_build_log", "zex_last_device_report", "zex_last_device_counter", "zex_last_device_record"}
 
 
 def package_dir():
