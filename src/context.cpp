@@ -109,10 +109,13 @@ ContextState::ContextState(ze_driver_handle_t driver, ze_context_handle_t contex
     devices_.back().list_flags = w.list_flags;
     devices_.back().lists_in_order = w.in_order;
   }
-  // Snapshots for a device-loss report (best effort; never fails the context).
-  for (auto& d : devices_) {
-    watches_.emplace_back(new (std::nothrow) DeviceWatch(driver, d.handle, d.name));
-  }
+  // Snapshots for a device-loss report (best effort; never fails the context). ZEX_DEVICE_REPORT=0: none
+  // (read per context), and a device loss then carries no report.
+  const char* reports = std::getenv("ZEX_DEVICE_REPORT");
+  if (!(reports && std::strcmp(reports, "0") == 0))
+    for (auto& d : devices_) {
+      watches_.emplace_back(new (std::nothrow) DeviceWatch(driver, d.handle, d.name));
+    }
   register_context(this);
 }
 

@@ -74,11 +74,37 @@ std::vector<ContextState*>& registry() {
 
 // The Info Log functions: the loader's exports where it has them (it routes them through its layers),
 // else the driver's extension functions.
-template <typename F> F find_function(ze_driver_handle_t driver, const char* name) {
+// *definite is false when the driver failed otherwise than by not knowing the name (worth asking again).
+template <typename F> F find_function(ze_driver_handle_t driver, const char* name, bool* definite) {
   if (void* f = dlsym(RTLD_DEFAULT, name)) return reinterpret_cast<F>(f);
   void* f = nullptr;
-  if (zeDriverGetExtensionFunctionAddress(driver, name, &f) == ZE_RESULT_SUCCESS && f) return reinterpret_cast<F>(f);
+  ze_result_t r = zeDriverGetExtensionFunctionAddress(driver, name, &f);
+  if (r == ZE_RESULT_SUCCESS && f) return reinterpret_cast<F>(f);
+  if (r != ZE_RESULT_ERROR_INVALID_ARGUMENT && r != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) *definite = false;
   return nullptr;
+}
+
+// The six functions of a driver, looked up once per driver for the process (each lookup walks every
+// loaded library; a context is made far more often than a driver appears).
+zes_newer::InfoLogApi info_log_api(ze_driver_handle_t driver) {
+  using namespace zes_newer;
+  static std::mutex mu;
+  static auto* cache = new std::vector<std::pair<ze_driver_handle_t, InfoLogApi>>;  // never destroyed
+  std::lock_guard<std::mutex> lock(mu);
+  for (const auto& [d, api] : *cache)
+    if (d == driver) return api;
+  InfoLogApi a;
+  bool definite = true;
+  a.enumerate = find_function<DriverEnumInfoLogsExtFn>(driver, kEnumInfoLogsName, &definite);
+  if (a.enumerate) {
+    a.properties = find_function<InfoLogGetPropertiesExtFn>(driver, kGetPropertiesName, &definite);
+    a.create = find_function<InfoLogCreateInstanceExtFn>(driver, kCreateInstanceName, &definite);
+    a.read = find_function<InfoLogInstanceReadExtFn>(driver, kReadName, &definite);
+    a.peek = find_function<InfoLogInstanceReadExtFn>(driver, kPeekName, &definite);
+    a.destroy = find_function<InfoLogInstanceDeleteExtFn>(driver, kDeleteName, &definite);
+  }
+  if (definite) cache->emplace_back(driver, a);  // a transient failure is asked again by the next context
+  return a;
 }
 
 }  // namespace
@@ -126,16 +152,11 @@ void DeviceWatch::open_info_log() {
     std::memcpy(uuid_, p.uuid.id, sizeof uuid_);
     for (uint8_t b : uuid_) has_uuid_ = has_uuid_ || b != 0;
   }
-  log_.enumerate = find_function<DriverEnumInfoLogsExtFn>(driver_, kEnumInfoLogsName);
+  log_ = info_log_api(driver_);
   if (!log_.enumerate) {
     log_absent_ = "info log: not offered by the driver (neither the loader nor the driver has zesDriverEnumInfoLogsExt)";
     return;
   }
-  log_.properties = find_function<InfoLogGetPropertiesExtFn>(driver_, kGetPropertiesName);
-  log_.create = find_function<InfoLogCreateInstanceExtFn>(driver_, kCreateInstanceName);
-  log_.read = find_function<InfoLogInstanceReadExtFn>(driver_, kReadName);
-  log_.peek = find_function<InfoLogInstanceReadExtFn>(driver_, kPeekName);
-  log_.destroy = find_function<InfoLogInstanceDeleteExtFn>(driver_, kDeleteName);
   if (!log_.properties || !log_.create || !log_.read || !log_.destroy) {
     log_absent_ = "info log: the driver offers only part of the Info Logs extension";
     return;

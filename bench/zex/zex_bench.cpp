@@ -641,6 +641,20 @@ class Collector : public benchmark::ConsoleReporter {
   std::map<std::string, double> medians, cpu_medians;
 };
 
+// zex::Context adopting a ze context, and dropping it: describing the devices, choosing the wait path,
+// and with Arg(1) the device-loss watch (RAS snapshot, Info Log instance; Arg(0): ZEX_DEVICE_REPORT=0).
+// The watch is the only thing a device-loss report costs before a loss; docs/benchmarks.md.
+void BM_ContextAdopt(benchmark::State& state) {
+  setenv("ZEX_DEVICE_REPORT", state.range(0) ? "1" : "0", 1);
+  ze_driver_handle_t drv = g_env->ctx.driver();
+  ze_context_handle_t raw = g_env->ctx.handle();
+  for (auto _ : state) {
+    zex::Context c(drv, raw);
+    benchmark::DoNotOptimize(c.device_count());
+  }
+  unsetenv("ZEX_DEVICE_REPORT");
+}
+
 std::vector<char> read_file(const char* path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw std::runtime_error(std::string("cannot open ") + path);
@@ -682,6 +696,7 @@ BENCHMARK(BM_QueuedSaxpy_Raw)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedSaxpy_Zex)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_SyncOnly_Raw)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SyncOnly_Zex)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ContextAdopt)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_SyncToCatch_Zex)->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 int main(int argc, char** argv) {
