@@ -206,6 +206,18 @@ TEST(DeviceLost, WithoutSysmanTheReportSaysHowToEnableIt) {
   EXPECT_TRUE(has(r.info_log, "zesDriverEnumInfoLogsExt answered ZE_RESULT_ERROR_UNINITIALIZED")) << r.info_log;
 }
 
+TEST(DeviceLost, SwitchedOffThereIsNoReport) {
+  REQUIRE_MODE("off");  // ZEX_DEVICE_REPORT=0: no watch, no Sysman call, no report
+  zex::Context ctx;
+  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
+  zex::Kernel vadd = mod.kernel("vadd");
+  zex::Stream stream(ctx.device(0));
+  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  EXPECT_EQ(e.result(), ZE_RESULT_ERROR_DEVICE_LOST);
+  EXPECT_EQ(e.device_report(), nullptr) << e.what();
+  EXPECT_FALSE(has(e.what(), "Device report")) << e.what();
+}
+
 TEST(DeviceLost, AnAdoptedContextKeepsTheRuntimesSetup) {
   REQUIRE_MODE("adopted");
   // The runtime initializes Level Zero itself, with Sysman (its choice), and hands zex its handles.
