@@ -40,10 +40,10 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure --timeout 1800
 
-# TSan: the multi-thread tests (CTest label `threads`), so only their two binaries and zex-cpu are built.
+# TSan: the multi-thread tests (CTest label `threads`), so only their binaries and zex-cpu are built.
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DZEX_SANITIZE=thread $(SANITIZE_ARGS)
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target zex_tests driver_conformance
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target zex_tests driver_conformance zex_device_lost_tests
 	cd $(TSAN_BUILD) && ctest --output-on-failure --timeout 1800 -L threads
 
 clean:

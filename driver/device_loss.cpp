@@ -28,6 +28,7 @@ uint64_t g_lose_at = 0;                  // ZEX_CPU_LOSE_DEVICE; 0: never
 std::atomic<uint64_t> g_launches{0};     // launches that ran (or would have)
 bool g_sysman = false;
 bool g_info_log = true;
+bool g_injected_loses = false;  // ZEX_CPU_FAIL_LOSES_DEVICE
 std::mutex g_mu;                          // the two below
 std::vector<LossRecord> g_records;
 uint64_t g_ras[2][7] = {};
@@ -53,14 +54,15 @@ uint8_t to_bcd(int v) { return static_cast<uint8_t>(((v / 10) << 4) | (v % 10));
 // zex-cpu's creator id in the records it writes (random, fixed).
 constexpr zex::detail::cper::Guid kZexCpuCreator{0x7a657863, 0x7075, 0x4c6f, {0x9b, 0x2e, 0x51, 0x0c, 0x43, 0x50, 0x45, 0x52}};
 
-void lose(const char* kernel_name, uint64_t launch) {
+// `what` becomes the record's brand string; `id` its record id.
+void lose(const std::string& what, uint64_t id) {
   bool expected = false;
   if (!loss_detail::g_lost.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return;
   std::lock_guard<std::mutex> lock(g_mu);
   ++g_ras[1][ZES_RAS_ERROR_CAT_RESET];  // the engine reset a hang needs; uncorrectable
   try {
     LossRecord r;
-    r.bytes = make_loss_record(kernel_name ? kernel_name : "", launch, static_cast<int64_t>(std::time(nullptr)));
+    r.bytes = make_loss_record(what, id, static_cast<int64_t>(std::time(nullptr)));
     r.timestamp_ns = now_ns();
     g_records.push_back(std::move(r));
   } catch (const std::bad_alloc&) {
@@ -73,6 +75,7 @@ void lose(const char* kernel_name, uint64_t launch) {
 bool read_loss_config() {
   g_sysman = env_on("ZES_ENABLE_SYSMAN");
   g_info_log = !env_on("ZEX_CPU_NO_INFO_LOG");
+  g_injected_loses = env_on("ZEX_CPU_FAIL_LOSES_DEVICE");
   const char* v = std::getenv("ZEX_CPU_LOSE_DEVICE");
   if (v == nullptr || *v == '\0') return true;
   char* end = nullptr;
@@ -94,19 +97,33 @@ bool launch_runs_nothing(const char* kernel_name) {
   if (g_lose_at == 0) return false;
   const uint64_t n = g_launches.fetch_add(1, std::memory_order_relaxed) + 1;
   if (n != g_lose_at) return device_lost();
-  lose(kernel_name, n);
+  lose("zex-cpu: launch " + std::to_string(n) + " of kernel '" + (kernel_name ? kernel_name : "") + "'", n);
   return true;
+}
+
+void injected_failure(const char* entry, uint64_t call, ze_result_t r) {
+  if (r != ZE_RESULT_ERROR_DEVICE_LOST || !g_injected_loses) return;
+  try {
+    lose(std::string("zex-cpu: ZEX_CPU_FAIL ") + entry + ":" + std::to_string(call), call);
+  } catch (const std::bad_alloc&) {
+  }
 }
 
 bool gated_while_lost(const char* entry) noexcept {
   // What still works on a lost device: Sysman (to find out why), destroys and frees (to clean up),
-  // zeInit and property queries (no device work), creating a context (not tied to a device).
-  // zeDeviceGetStatus and zeContextGetStatus answer DEVICE_LOST: that is what they are for.
+  // zeInit and property queries (no device work), creating a context (not tied to a device), and the
+  // host's own side of events (signalling and resetting from the host: a command that waits for a host
+  // signal must still be releasable, or a wait behind it would hang where it would not without the loss).
+  // zeDeviceGetStatus, zeContextGetStatus and zeDeviceGetGlobalTimestamps (it reads the device; NEO
+  // answers DEVICE_LOST there too) are gated.
   if (std::strncmp(entry, "zes", 3) == 0) return false;
   if (std::strstr(entry, "Destroy") != nullptr || std::strncmp(entry, "zeMemFree", 9) == 0) return false;
-  if (std::strcmp(entry, "zeDeviceGetStatus") == 0 || std::strcmp(entry, "zeContextGetStatus") == 0) return true;
+  if (std::strcmp(entry, "zeDeviceGetStatus") == 0 || std::strcmp(entry, "zeContextGetStatus") == 0 ||
+      std::strcmp(entry, "zeDeviceGetGlobalTimestamps") == 0)
+    return true;
   if (std::strstr(entry, "Get") != nullptr) return false;
-  if (std::strcmp(entry, "zeInit") == 0 || std::strcmp(entry, "zeContextCreate") == 0) return false;
+  if (std::strncmp(entry, "zeInit", 6) == 0 || std::strncmp(entry, "zeContextCreate", 15) == 0) return false;
+  if (std::strcmp(entry, "zeEventHostSignal") == 0 || std::strcmp(entry, "zeEventHostReset") == 0) return false;
   return true;
 }
 
@@ -128,7 +145,7 @@ void clear_ras_counters(int set) {
 bool sysman_enabled() noexcept { return g_sysman; }
 bool info_log_offered() noexcept { return g_info_log; }
 
-std::vector<uint8_t> make_loss_record(const std::string& kernel_name, uint64_t launch, int64_t utc_seconds) {
+std::vector<uint8_t> make_loss_record(const std::string& brand, uint64_t record_id, int64_t utc_seconds) {
   namespace c = zex::detail::cper;
   const size_t section = c::kHeaderSize + c::kDescriptorSize;
   std::vector<uint8_t> b(section + c::kProcessorGenericSize, 0);
@@ -149,7 +166,7 @@ std::vector<uint8_t> make_loss_record(const std::string& kernel_name, uint64_t l
     std::memcpy(b.data() + c::kOffTimestamp, ts, 8);
   }
   put_guid(b, c::kOffCreatorId, kZexCpuCreator);
-  put(b, c::kOffRecordId, launch, 8);
+  put(b, c::kOffRecordId, record_id, 8);
   // Section descriptor (N.2.2).
   const size_t d = c::kHeaderSize;
   put(b, d + c::kOffSectionOffset, section, 4);
@@ -161,11 +178,10 @@ std::vector<uint8_t> make_loss_record(const std::string& kernel_name, uint64_t l
   put(b, d + c::kOffSectionSeverity, c::kFatal, 4);
   std::memcpy(b.data() + d + c::kOffFruText, "zex-cpu", 7);
   // Processor generic error section (N.2.4.1): a micro-architectural error during instruction
-  // execution, the kernel's name in the brand string (bit 7).
+  // execution, what was lost (the launch and kernel, or the injected call) in the brand string (bit 7).
   put(b, section + c::kOffProcValidation, (1u << 2) | (1u << 3) | (1u << 7), 8);
   b[section + c::kOffProcErrorType] = 0x08;
   b[section + c::kOffProcOperation] = 3;
-  std::string brand = "zex-cpu: launch " + std::to_string(launch) + " of kernel '" + kernel_name + "'";
   std::memcpy(b.data() + section + 24, brand.data(), std::min<size_t>(brand.size(), 127));
   return b;
 }

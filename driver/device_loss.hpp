@@ -1,10 +1,12 @@
 // A lost device (docs/cpu-driver.md, "A lost device"): ZEX_CPU_LOSE_DEVICE=<n> makes the n-th kernel
-// launch that runs lose zex-cpu's device, as a GPU page fault or hang loses a real one. From then on:
-//   - the lost launch and every launch after it run nothing (they complete, so nothing waits forever);
+// launch that runs lose zex-cpu's device, as a GPU page fault or hang loses a real one (and with
+// ZEX_CPU_FAIL_LOSES_DEVICE=1, so does an injected ZE_RESULT_ERROR_DEVICE_LOST). From then on:
+//   - the lost launch and every launch after it run nothing (they complete at once, so no wait lasts
+//     longer than it would have without the loss);
 //   - a wait that was in progress, and every later wait, answers ZE_RESULT_ERROR_DEVICE_LOST;
 //   - every call that works on the device answers ZE_RESULT_ERROR_DEVICE_LOST (gated in
-//     ZEXCPU_FAULT_POINT); destroys, frees, property queries and Sysman keep working, so that a
-//     runtime can clean up and find out why (as on NEO);
+//     ZEXCPU_FAULT_POINT); destroys, frees, property queries, host signals and resets of events, and
+//     Sysman keep working, so that a runtime can clean up and find out why (as on NEO);
 //   - Sysman reports it: zesDeviceGetState a reset reason (wedged), a RAS counter, and the Info Log
 //     extension one CPER record describing the fault (unless ZEX_CPU_NO_INFO_LOG=1).
 // The loss is process-wide and permanent, like a GPU hang's on NEO: the device stays lost for every
@@ -66,6 +68,11 @@ bool info_log_function(const char* name, void** out);
 
 /// The CPER record zex-cpu logs for a loss: a header, one section descriptor, one processor-generic
 /// section (UEFI 2.10 appendix N), `utc_seconds` as its timestamp. Exposed for the driver's tests.
-std::vector<uint8_t> make_loss_record(const std::string& kernel_name, uint64_t launch, int64_t utc_seconds);
+std::vector<uint8_t> make_loss_record(const std::string& brand, uint64_t record_id, int64_t utc_seconds);
+
+/// An injected failure fired (ZEX_CPU_FAIL): with ZEX_CPU_FAIL_LOSES_DEVICE=1, an injected
+/// ZE_RESULT_ERROR_DEVICE_LOST loses the device as ZEX_CPU_LOSE_DEVICE does (the record names the call).
+/// Without it an injected failure changes nothing, as ZEX_CPU_FAIL promises.
+void injected_failure(const char* entry, uint64_t call, ze_result_t r);
 
 }  // namespace zexcpu

@@ -132,6 +132,7 @@ bool injected(const char* entry, ze_result_t* result) {
       if (n == call) {
         *result = r;
         log_fired(e->name, call, r);
+        injected_failure(entry, call, r);
         return true;
       }
     return false;

@@ -215,6 +215,16 @@ int zex_last_device_counter(uint32_t i, const char** set, const char** category,
   return 1;
 }
 
+const char* zex_last_device_info_log(void) {
+  const zex::DeviceReport* r = t_error.report.get();
+  return r ? r->info_log.c_str() : nullptr;
+}
+
+const char* zex_last_device_note(uint32_t i) {
+  const zex::DeviceReport* r = t_error.report.get();
+  return r && i < r->notes.size() ? r->notes[i].c_str() : nullptr;
+}
+
 int zex_last_device_record(uint32_t i, const char** format, const uint8_t** bytes, size_t* size,
                            const char** summary) {
   const zex::DeviceReport* r = t_error.report.get();

@@ -112,10 +112,14 @@ ContextState::ContextState(ze_driver_handle_t driver, ze_context_handle_t contex
   // Snapshots for a device-loss report (best effort; never fails the context). ZEX_DEVICE_REPORT=0: none
   // (read per context), and a device loss then carries no report.
   const char* reports = std::getenv("ZEX_DEVICE_REPORT");
-  if (!(reports && std::strcmp(reports, "0") == 0))
-    for (auto& d : devices_) {
-      watches_.emplace_back(new (std::nothrow) DeviceWatch(driver, d.handle, d.name));
+  if (!(reports && std::strcmp(reports, "0") == 0)) {
+    try {
+      watches_.reserve(devices_.size());
+      for (auto& d : devices_) watches_.push_back(std::make_unique<DeviceWatch>(driver, d.handle, d.name));
+    } catch (const std::bad_alloc&) {
+      // Watches for the devices that got one; a device loss on the others carries no report.
     }
+  }
   register_context(this);
 }
 

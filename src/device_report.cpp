@@ -14,9 +14,14 @@
 #include <zex/error.hpp>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -113,6 +118,12 @@ DeviceWatch::DeviceWatch(ze_driver_handle_t driver, ze_device_handle_t device, s
     : driver_(driver), device_(device) {
   try {
     name_ = std::move(name);
+    // Sysman on core device handles is what the specification allows in its ZES_ENABLE_SYSMAN mode; a
+    // Sysman initialized only by zesInit may not take them (older NEO crashed on it), so without the
+    // variable zex makes no Sysman call at all.
+    const char* sysman = std::getenv("ZES_ENABLE_SYSMAN");
+    sysman_ = sysman && std::strcmp(sysman, "1") == 0;
+    if (!sysman_) return;
     // The RAS counters now, so that the report shows what changed since.
     auto zdev = reinterpret_cast<zes_device_handle_t>(device);
     uint32_t n = 0;
@@ -131,8 +142,8 @@ DeviceWatch::DeviceWatch(ze_driver_handle_t driver, ze_device_handle_t device, s
                                                                    : "uncorrectable";
         zes_ras_state_t st{};
         st.stype = ZES_STRUCTURE_TYPE_RAS_STATE;
-        if (zesRasGetState(hs[i], 0, &st) == ZE_RESULT_SUCCESS)
-          std::memcpy(set.at_creation, st.category, sizeof set.at_creation);
+        set.baseline = zesRasGetState(hs[i], 0, &st);
+        if (set.baseline == ZE_RESULT_SUCCESS) std::memcpy(set.at_creation, st.category, sizeof set.at_creation);
         ras_.push_back(std::move(set));
       }
     }
@@ -144,13 +155,37 @@ DeviceWatch::DeviceWatch(ze_driver_handle_t driver, ze_device_handle_t device, s
 
 DeviceWatch::~DeviceWatch() { close_info_log(); }
 
+namespace {
+// zesInfoLogCreateInstanceExt and ...DeleteExt must not be called from simultaneous threads (the
+// specification); contexts are made and destroyed on any thread.
+std::mutex& instance_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+}  // namespace
+
 void DeviceWatch::open_info_log() {
   using namespace zes_newer;
   ze_device_properties_t p{};
   p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
   if (zeDeviceGetProperties(device_, &p) == ZE_RESULT_SUCCESS) {
-    std::memcpy(uuid_, p.uuid.id, sizeof uuid_);
-    for (uint8_t b : uuid_) has_uuid_ = has_uuid_ || b != 0;
+    std::array<uint8_t, 16> u;
+    std::memcpy(u.data(), p.uuid.id, 16);
+    uuids_.push_back(u);
+    // A device's sub-devices (tiles) may stamp their own UUIDs on its records.
+    uint32_t ns = 0;
+    if (zeDeviceGetSubDevices(device_, &ns, nullptr) == ZE_RESULT_SUCCESS && ns) {
+      std::vector<ze_device_handle_t> subs(std::min<uint32_t>(ns, 16));
+      ns = static_cast<uint32_t>(subs.size());
+      if (zeDeviceGetSubDevices(device_, &ns, subs.data()) == ZE_RESULT_SUCCESS)
+        for (uint32_t i = 0; i < ns && i < subs.size(); ++i) {
+          ze_device_properties_t sp{};
+          sp.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+          if (zeDeviceGetProperties(subs[i], &sp) != ZE_RESULT_SUCCESS) continue;
+          std::memcpy(u.data(), sp.uuid.id, 16);
+          uuids_.push_back(u);
+        }
+    }
   }
   log_ = info_log_api(driver_);
   if (!log_.enumerate) {
@@ -171,21 +206,37 @@ void DeviceWatch::open_info_log() {
     log_absent_ = "info log: " + answered("zesDriverEnumInfoLogsExt", r);
     return;
   }
+  // Instance names unique across copies of zex in the process and across processes (a driver's named
+  // instances may be system-wide, and may outlive a process that crashed).
   static std::atomic<uint64_t> serial{0};
+  static const uint64_t nonce = std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32);
+  std::lock_guard<std::mutex> lock(instance_mutex());
   for (uint32_t i = 0; i < n && i < logs.size(); ++i) {
     zes_info_log_ext_properties_t props{};
     props.stype = static_cast<zes_structure_type_t>(kStypeInfoLogProperties);
     if (log_.properties(logs[i], &props) != ZE_RESULT_SUCCESS || props.infoLogType != ZES_INFO_LOG_TYPE_EXT_DEVICE)
       continue;
     // A named instance has a buffer of its own, so reading consumes only zex's copy; the default buffer
-    // is shared with other consumers, so zex only peeks at it (when the driver allows).
+    // is shared with other consumers, so zex only peeks at it, and leaves it alone if it cannot.
     const bool named = props.isNamedInstanceSupported != 0;
-    const std::string name = "zex-" + std::to_string(serial.fetch_add(1));
+    LogInstance inst;
+    inst.peek = !named;
+    inst.cper = props.infoLogFormat == ZES_INFO_LOG_FORMAT_EXT_CPER;
+    if (!named && !(props.isPeekDataSupported && log_.peek)) {
+      log_absent_ = "info log: the driver offers only a shared buffer that cannot be peeked at; zex does not "
+                    "consume other consumers' records";
+      continue;
+    }
     zes_info_log_instance_ext_desc_t desc{};
     desc.stype = static_cast<zes_structure_type_t>(kStypeInfoLogInstanceDesc);
-    LogInstance inst;
-    inst.peek = !named && props.isPeekDataSupported && log_.peek;
-    r = log_.create(logs[i], named ? name.c_str() : nullptr, &desc, &inst.handle);
+    r = ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+    for (int attempt = 0; attempt < 3 && r == ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE; ++attempt) {
+      char name[64];
+      std::snprintf(name, sizeof name, "zex-%ld-%016llx-%llu", static_cast<long>(getpid()),
+                    static_cast<unsigned long long>(nonce), static_cast<unsigned long long>(serial.fetch_add(1)));
+      r = log_.create(logs[i], named ? name : nullptr, &desc, &inst.handle);
+      if (!named) break;
+    }
     if (r != ZE_RESULT_SUCCESS || !inst.handle) {
       log_absent_ = "info log: " + answered("zesInfoLogCreateInstanceExt", r);
       continue;
@@ -197,8 +248,18 @@ void DeviceWatch::open_info_log() {
 }
 
 void DeviceWatch::close_info_log() noexcept {
+  std::lock_guard<std::mutex> lock(instance_mutex());
   for (const LogInstance& i : instances_) log_.destroy(i.handle);
   instances_.clear();
+}
+
+bool DeviceWatch::own_record(const uint8_t* uuid) const {
+  bool any = false;
+  for (size_t b = 0; b < 16; ++b) any = any || uuid[b] != 0;
+  if (!any || uuids_.empty()) return true;  // unknown device: kept
+  for (const auto& u : uuids_)
+    if (std::memcmp(u.data(), uuid, 16) == 0) return true;
+  return false;
 }
 
 void DeviceWatch::read_info_log(DeviceReport& rep, std::chrono::steady_clock::time_point deadline) {
@@ -211,6 +272,8 @@ void DeviceWatch::read_info_log(DeviceReport& rep, std::chrono::steady_clock::ti
   // Records read (consumed) are kept for later reports; peeked ones stay in the driver's buffer and are
   // seen again by the next collect.
   std::vector<DeviceRecord> peeked;
+  size_t skipped = 0, outside = 0;
+  bool peeked_shared = false;
   for (const LogInstance& inst : instances_) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -227,6 +290,7 @@ void DeviceWatch::read_info_log(DeviceReport& rep, std::chrono::steady_clock::ti
       continue;
     }
     if (size == 0 || count == 0) continue;
+    const uint32_t found = count;
     size = std::min<uint32_t>(size, 4u << 20);  // at most 4 MiB of records per read
     count = std::min<uint32_t>(count, 256);
     std::vector<uint8_t> buf(size);
@@ -243,43 +307,60 @@ void DeviceWatch::read_info_log(DeviceReport& rep, std::chrono::steady_clock::ti
       rep.notes.push_back("info log: the driver dropped " +
                           (status.droppedRecordCount > 0 ? std::to_string(status.droppedRecordCount) : std::string("some")) +
                           " record(s) (its buffer overflowed)");
+    if (status.hasDataToRead || found > count)
+      rep.notes.push_back("info log: more records than one read takes (" + std::to_string(found) +
+                          " found); the newest read are shown");
+    if (inst.peek) peeked_shared = true;
     // The driver's sizes are not trusted: a record is taken only where it lies inside what was written.
     const size_t written = std::min<size_t>(size, buf.size());
     for (uint32_t k = 0; k < count && k < md.size(); ++k) {
       const zes_info_log_metadata_ext_t& m = md[k];
-      bool other = false, any = false;
-      for (size_t b = 0; b < 16; ++b) {
-        any = any || m.uuid.id[b] != 0;
-        other = other || m.uuid.id[b] != uuid_[b];
-      }
-      if (any && has_uuid_ && other) continue;  // another device's record
-      if (m.offset > written || m.lengthOfData > written - m.offset) {
-        rep.notes.push_back("info log: record " + std::to_string(k) + " lies outside the data the driver returned");
+      if (!own_record(m.uuid.id)) {
+        ++skipped;
         continue;
       }
-      std::vector<DeviceRecord>& into = inst.peek ? peeked : kept_;
-      if (kept_.size() + peeked.size() >= DeviceReport::kMaxRecords) {
-        rep.notes.push_back("info log: more than " + std::to_string(DeviceReport::kMaxRecords) + " records; the rest are not kept");
-        break;
+      if (m.offset > written || m.lengthOfData > written - m.offset) {
+        ++outside;
+        continue;
       }
       DeviceRecord rec;
-      rec.format = "CPER";
+      rec.format = inst.cper ? "CPER" : "unknown format";
       rec.timestamp = m.timestamp;
       const size_t keep = std::min<size_t>(m.lengthOfData, DeviceReport::kMaxRecordBytes);
       rec.bytes.assign(buf.begin() + m.offset, buf.begin() + m.offset + static_cast<long>(keep));
       rec.truncated = keep < m.lengthOfData;
-      rec.summary = cper::summarize(cper::decode(rec.bytes.data(), rec.bytes.size()));
+      if (inst.cper) rec.summary = cper::summarize(cper::decode(rec.bytes.data(), rec.bytes.size()));
       if (rec.truncated) rec.summary += " (record cut at " + std::to_string(keep) + " of " + std::to_string(m.lengthOfData) + " bytes)";
-      into.push_back(std::move(rec));
+      (inst.peek ? peeked : kept_).push_back(std::move(rec));
     }
+  }
+  if (skipped) rep.notes.push_back("info log: " + std::to_string(skipped) + " record(s) of other devices skipped");
+  if (outside) rep.notes.push_back("info log: " + std::to_string(outside) + " record(s) lay outside the data the driver returned");
+  if (peeked_shared)
+    rep.notes.push_back("info log: read from the driver's shared buffer; its records may predate the context");
+  // The newest records are the ones that tell about this loss: keep those.
+  const size_t cap = DeviceReport::kMaxRecords;
+  if (kept_.size() > cap) {
+    rep.notes.push_back("info log: " + std::to_string(kept_.size() - cap) + " older record(s) not kept");
+    kept_.erase(kept_.begin(), kept_.end() - static_cast<long>(cap));
   }
   rep.records = kept_;
   rep.records.insert(rep.records.end(), peeked.begin(), peeked.end());
+  if (rep.records.size() > cap) {
+    rep.notes.push_back("info log: " + std::to_string(rep.records.size() - cap) + " older record(s) not shown");
+    rep.records.erase(rep.records.begin(), rep.records.end() - static_cast<long>(cap));
+  }
 }
 
 std::shared_ptr<DeviceReport> DeviceWatch::collect(std::chrono::steady_clock::time_point deadline) {
   auto r = std::make_shared<DeviceReport>();
   r->device = name_;
+  if (!sysman_) {
+    r->state = "not read: Sysman is not enabled (set ZES_ENABLE_SYSMAN=1 before zeInit; zex::Context() sets it "
+               "unless ZEX_SYSMAN=0)";
+    r->info_log = "info log: not read (Sysman is not enabled)";
+    return r;
+  }
   auto zdev = reinterpret_cast<zes_device_handle_t>(device_);
   zes_device_state_t st{};
   st.stype = ZES_STRUCTURE_TYPE_DEVICE_STATE;
@@ -308,12 +389,21 @@ std::shared_ptr<DeviceReport> DeviceWatch::collect(std::chrono::steady_clock::ti
     r->state = "unavailable: " + answered("zesDeviceGetState", sr);
   }
 
+  if (std::chrono::steady_clock::now() > deadline) {
+    r->notes.push_back("RAS counters and the Info Log were not read: collection stopped at its time bound");
+    return r;
+  }
   if (ras_result_ != ZE_RESULT_SUCCESS) {
     r->notes.push_back("RAS counters: " + answered("zesDeviceEnumRasErrorSets", ras_result_));
   } else if (ras_.empty()) {
     r->notes.push_back("RAS counters: the driver offers no RAS error sets for this device");
   } else {
     for (const RasSet& set : ras_) {
+      if (set.baseline != ZE_RESULT_SUCCESS) {
+        r->notes.push_back("RAS " + set.type + ": no snapshot at context creation (" +
+                           answered("zesRasGetState", set.baseline) + "); not compared");
+        continue;
+      }
       zes_ras_state_t now{};
       now.stype = ZES_STRUCTURE_TYPE_RAS_STATE;
       ze_result_t rr = zesRasGetState(set.handle, 0, &now);
@@ -332,6 +422,16 @@ std::shared_ptr<DeviceReport> DeviceWatch::collect(std::chrono::steady_clock::ti
   else
     read_info_log(*r, deadline);
   return r;
+}
+
+std::shared_ptr<const DeviceReport> DeviceWatch::recent(std::chrono::steady_clock::time_point now) const {
+  // Only a complete one: a report with a note (a part that failed) is collected again.
+  return last_ && last_->notes.empty() && now - last_at_ < std::chrono::seconds(1) ? last_ : nullptr;
+}
+
+void DeviceWatch::remember(std::shared_ptr<const DeviceReport> r, std::chrono::steady_clock::time_point at) {
+  last_ = std::move(r);
+  last_at_ = at;
 }
 
 void register_context(ContextState* s) {
@@ -367,6 +467,10 @@ std::shared_ptr<const DeviceReport> collect_device_report() noexcept {
       if (is_device_loss(zeDeviceGetStatus(w->device()))) lost.push_back(w);
     DeviceWatch* pick = !lost.empty() ? lost.front() : all.size() == 1 ? all.front() : nullptr;
     if (!pick) return nullptr;  // several devices, none says it is lost: no way to tell which one
+    // Errors come in bursts after a loss (every stream's wait, every destructor's swallowed error): a
+    // report made within the last second is shared rather than collected again.
+    const auto now = std::chrono::steady_clock::now();
+    if (auto recent = pick->recent(now)) return recent;
     std::shared_ptr<DeviceReport> r = pick->collect(deadline);
     if (lost.empty()) r->notes.push_back("zeDeviceGetStatus does not report this device lost");
     for (size_t i = 1; i < lost.size(); ++i) {
@@ -375,6 +479,7 @@ std::shared_ptr<const DeviceReport> collect_device_report() noexcept {
       std::string name = zeDeviceGetProperties(lost[i]->device(), &p) == ZE_RESULT_SUCCESS ? p.name : "another device";
       r->notes.push_back("'" + name + "' is lost too");
     }
+    pick->remember(r, now);
     return r;
   } catch (...) {
     return nullptr;  // std::bad_alloc: the ZeError goes without a report

@@ -95,10 +95,13 @@ int main(int argc, char** argv) {
     CHECK(size == 128 + 72 + 192 && bytes && memcmp(bytes, "CPER", 4) == 0);
     CHECK(contains(summary, "processor generic (fatal): micro-architectural error"));
     CHECK(zex_last_device_record(1, NULL, NULL, NULL, NULL) == 0);
+    CHECK(zex_last_device_info_log() && strcmp(zex_last_device_info_log(), "") == 0);
+    CHECK(zex_last_device_note(0) == NULL); /* a complete report */
   }
   /* A successful call clears the last error, report included. */
   CHECK(zex_device_get(ctx, 0, &dev) == ZEX_SUCCESS);
   CHECK(zex_last_device_report(NULL, NULL, NULL, NULL) == 0);
+  CHECK(zex_last_device_info_log() == NULL);
   zex_stream_destroy(s);
   zex_context_free(ctx, a);
   zex_context_free(ctx, b);

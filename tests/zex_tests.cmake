@@ -119,6 +119,12 @@ if(ZEX_CPU_DRIVER)
     zex_add_l0_test(zex_device_lost_${name} COMMAND zex_device_lost_tests
                     ENV ZEX_TEST_DEVICE_LOST=${name} ZEX_CPU_LOSE_DEVICE=2 ${extra})
   endforeach()
+  zex_add_l0_test(zex_device_lost_threads COMMAND zex_device_lost_tests
+                  ENV ZEX_TEST_DEVICE_LOST=threads ZEX_CPU_LOSE_DEVICE=2)
+  set_tests_properties(zex_device_lost_threads PROPERTIES LABELS threads)
+  zex_add_l0_test(zex_device_lost_injected COMMAND zex_device_lost_tests
+                  ENV ZEX_TEST_DEVICE_LOST=injected ZEX_CPU_FAIL_LOSES_DEVICE=1
+                      ZEX_CPU_FAIL=zeCommandListHostSynchronize:2:ZE_RESULT_ERROR_DEVICE_LOST)
   zex_add_l0_test(zex_device_lost_faults COMMAND zex_device_lost_tests
                   ENV ZEX_TEST_DEVICE_LOST=faults ZEX_CPU_LOSE_DEVICE=2
                       "ZEX_CPU_FAIL=zeDeviceGetStatus:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY,zesDeviceGetState:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY,zesRasGetState:3:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY,zesInfoLogInstanceReadWithMetadataExt:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY")

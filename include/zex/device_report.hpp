@@ -46,8 +46,8 @@ struct DeviceReport {
   /// The device's name (ze_device_properties_t::name).
   std::string device;
   /// The device state in words, e.g. "reset needed (wedged: the hardware is hung); repair: not
-  /// supported", "no reset needed", or "unavailable: zesDeviceGetState answered
-  /// ZE_RESULT_ERROR_UNINITIALIZED (enable Sysman: ZES_ENABLE_SYSMAN=1 before zeInit)".
+  /// supported", "no reset needed", "unavailable: zesDeviceGetState answered ..." or "not read: Sysman
+  /// is not enabled (set ZES_ENABLE_SYSMAN=1 before zeInit; ...)".
   std::string state;
   /// The raw reset reasons (zes_reset_reason_flags_t) and repair status (zes_repair_status_t);
   /// valid when state_read.

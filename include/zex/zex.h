@@ -90,6 +90,8 @@ int zex_last_device_counter(uint32_t i, const char** set, const char** category,
                             uint64_t* now); /* a RAS counter that changed since the context was created */
 int zex_last_device_record(uint32_t i, const char** format, const uint8_t** bytes, size_t* size,
                            const char** summary); /* an Info Log record, decoded in `summary` */
+const char* zex_last_device_info_log(void); /* "" if the Info Log was read, else why not; NULL: no report */
+const char* zex_last_device_note(uint32_t i); /* what could not be read, and why; NULL past the end */
 
 /* ---- contexts and devices ------------------------------------------------------------------------- */
 /* zeInit, the first driver, a new Level Zero context (owned: destroyed with the zex context). */

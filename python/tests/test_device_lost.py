@@ -42,6 +42,7 @@ def test_the_wait_raises_zeerror_with_the_device_report(kernel_spv):
         assert rec.format == "CPER" and rec.bytes[:4] == b"CPER" and len(rec.bytes) == 128 + 72 + 192
         assert "processor generic (fatal): micro-architectural error" in rec.summary
         assert "Device report for" in str(e)
+        assert r.info_log == "" and r.notes == ()
         # A ZeError pickles with its report (multiprocessing, concurrent.futures).
         back = pickle.loads(pickle.dumps(e))
         assert back.device_report == r and back.result == e.result

@@ -63,7 +63,15 @@ def _device_report(lib):
         if lib.zex_last_device_record(i, _byref(fmt), _byref(data), _byref(size), _byref(summary)):
             raw = ctypes.string_at(data, size.value) if size.value else b""
             records.append(DeviceRecord(_text(fmt.value), raw, _text(summary.value)))
-    return DeviceReport(_text(device.value), _text(state.value), tuple(counters), tuple(records))
+    notes = []
+    while True:
+        note = lib.zex_last_device_note(len(notes)) if hasattr(lib, "zex_last_device_note") else None
+        if note is None:
+            break
+        notes.append(_text(note))
+    info_log = _text(lib.zex_last_device_info_log()) if hasattr(lib, "zex_last_device_info_log") else ""
+    return DeviceReport(_text(device.value), _text(state.value), tuple(counters), tuple(records), info_log,
+                        tuple(notes))
 
 
 class _Cell:

@@ -57,9 +57,10 @@ RasCounter = collections.namedtuple("RasCounter", "set category at_creation now"
 RasCounter.__doc__ = "A RAS error counter that changed since the context was created (zex::RasCounter)."
 DeviceRecord = collections.namedtuple("DeviceRecord", "format bytes summary")
 DeviceRecord.__doc__ = "An Info Log record: its format ('CPER'), its bytes, and zex's one-line decoding."
-DeviceReport = collections.namedtuple("DeviceReport", "device state counters records")
+DeviceReport = collections.namedtuple("DeviceReport", "device state counters records info_log notes")
 DeviceReport.__doc__ = ("What zex collected about a lost device (zex::DeviceReport): its name, its state in "
-                        "words, the RAS counters that changed (RasCounter), the Info Log records (DeviceRecord).")
+                        "words, the RAS counters that changed (RasCounter), the Info Log records (DeviceRecord), "
+                        "why there are no records ('' if the Info Log was read), and what could not be read.")
 
 
 class ZeError(Error):

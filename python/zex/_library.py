@@ -110,9 +110,12 @@ DECLARATIONS = {
     "zex_last_device_record": (ctypes.c_int, (ctypes.c_uint32, ctypes.POINTER(_str),
                                               ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
                                               ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(_str))),
+    "zex_last_device_info_log": (_str, ()),
+    "zex_last_device_note": (_str, (ctypes.c_uint32,)),
 }
 # Newer than the first libzex.so.1: a library without them still loads (no device reports then).
-OPTIONAL = {"zex_module_build_log", "zex_last_device_report", "zex_last_device_counter", "zex_last_device_record"}
+OPTIONAL = {"zex_module_build_log", "zex_last_device_report", "zex_last_device_counter", "zex_last_device_record",
+            "zex_last_device_info_log", "zex_last_device_note"}
 
 
 def package_dir():
