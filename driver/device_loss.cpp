@@ -124,6 +124,13 @@ bool gated_while_lost(const char* entry) noexcept {
   if (std::strstr(entry, "Get") != nullptr) return false;
   if (std::strncmp(entry, "zeInit", 6) == 0 || std::strncmp(entry, "zeContextCreate", 15) == 0) return false;
   if (std::strcmp(entry, "zeEventHostSignal") == 0 || std::strcmp(entry, "zeEventHostReset") == 0) return false;
+  // Waits and polls are not gated: they wait for the work before them to end (it runs nothing), then
+  // answer DEVICE_LOST (after_wait), so that an application may free what that work used.
+  static const char* const kWaits[] = {"zeEventHostSynchronize", "zeEventQueryStatus",
+                                       "zeFenceHostSynchronize", "zeFenceQueryStatus",
+                                       "zeCommandListHostSynchronize", "zeCommandQueueSynchronize"};
+  for (const char* w : kWaits)
+    if (std::strcmp(entry, w) == 0) return false;
   return true;
 }
 

@@ -3,8 +3,9 @@
 // ZEX_CPU_FAIL_LOSES_DEVICE=1, so does an injected ZE_RESULT_ERROR_DEVICE_LOST). From then on:
 //   - the lost launch and every launch after it run nothing (they complete at once, so no wait lasts
 //     longer than it would have without the loss);
-//   - a wait that was in progress, and every later wait, answers ZE_RESULT_ERROR_DEVICE_LOST;
-//   - every call that works on the device answers ZE_RESULT_ERROR_DEVICE_LOST (gated in
+//   - waits still wait for the work before them (so that the application may then free what it used),
+//     and a wait that ends, in progress at the loss or later, answers ZE_RESULT_ERROR_DEVICE_LOST;
+//   - every other call that works on the device answers ZE_RESULT_ERROR_DEVICE_LOST (gated in
 //     ZEXCPU_FAULT_POINT); destroys, frees, property queries, host signals and resets of events, and
 //     Sysman keep working, so that a runtime can clean up and find out why (as on NEO);
 //   - Sysman reports it: zesDeviceGetState a reset reason (wedged), a RAS counter, and the Info Log
@@ -37,9 +38,12 @@ bool launch_runs_nothing(const char* kernel_name);
 /// message printed) for a malformed ZEX_CPU_LOSE_DEVICE, which makes zeInit fail.
 bool read_loss_config();
 
-/// `r`, or ZE_RESULT_ERROR_DEVICE_LOST once the device is lost: the result of every wait.
+/// The result of every wait and poll: `r`, except that a wait that ended (SUCCESS) on a lost device
+/// answers ZE_RESULT_ERROR_DEVICE_LOST. A wait that has not ended (NOT_READY) says so: the work before it
+/// is still draining (it runs nothing, so not for long), and the application must not free what it uses.
 inline ze_result_t after_wait(ze_result_t r) noexcept {
-  return loss_detail::g_lost.load(std::memory_order_acquire) ? ZE_RESULT_ERROR_DEVICE_LOST : r;
+  return r == ZE_RESULT_SUCCESS && loss_detail::g_lost.load(std::memory_order_acquire) ? ZE_RESULT_ERROR_DEVICE_LOST
+                                                                                       : r;
 }
 
 /// Whether `entry` answers ZE_RESULT_ERROR_DEVICE_LOST once the device is lost.

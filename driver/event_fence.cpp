@@ -221,8 +221,9 @@ ze_result_t ZE_APICALL zeEventHostSignal(ze_event_handle_t hEvent) {
 ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t timeout) {
   ZEXCPU_FAULT_POINT("zeEventHostSynchronize");
   ZEXCPU_CHECK(check_event(hEvent));
-  if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
-  // A launch that loses the device still completes (and signals): the wait then answers DEVICE_LOST.
+  // On a lost device a wait still waits (launches complete at once, running nothing), so that the work
+  // before it has ended when it answers DEVICE_LOST and the application may destroy what it used.
+  if (hEvent->signalled.load(std::memory_order_acquire)) return after_wait(ZE_RESULT_SUCCESS);
   if (timeout != UINT64_MAX)
     return after_wait(
         host_wait(hEvent, timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; }));
@@ -240,7 +241,7 @@ ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t
 ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t hEvent) {
   ZEXCPU_FAULT_POINT("zeEventQueryStatus");
   ZEXCPU_CHECK(check_event(hEvent));
-  if (hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
+  if (hEvent->signalled.load(std::memory_order_acquire)) return after_wait(ZE_RESULT_SUCCESS);
   return after_wait(settle_event(hEvent, /*block=*/false) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY);
 }
 
@@ -301,14 +302,14 @@ ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence) {
 ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t hFence, uint64_t timeout) {
   ZEXCPU_FAULT_POINT("zeFenceHostSynchronize");
   ZEXCPU_CHECK(check_fence(hFence));
-  if (hFence->signalled.load(std::memory_order_acquire)) return ZE_RESULT_SUCCESS;
+  if (hFence->signalled.load(std::memory_order_acquire)) return after_wait(ZE_RESULT_SUCCESS);
   return after_wait(host_wait(hFence, timeout, [&] { return hFence->signalled.load(std::memory_order_acquire) != 0; }));
 }
 
 ze_result_t ZE_APICALL zeFenceQueryStatus(ze_fence_handle_t hFence) {
   ZEXCPU_FAULT_POINT("zeFenceQueryStatus");
   ZEXCPU_CHECK(check_fence(hFence));
-  return hFence->signalled.load(std::memory_order_acquire) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+  return after_wait(hFence->signalled.load(std::memory_order_acquire) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY);
 }
 
 ze_result_t ZE_APICALL zeFenceReset(ze_fence_handle_t hFence) {

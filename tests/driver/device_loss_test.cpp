@@ -208,6 +208,40 @@ TEST_F(DeviceLoss, ALaunchLosesTheDeviceAndSysmanSaysWhy) {
   EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ARGUMENT, a.destroy(mine));  // already deleted
 }
 
+// Work queued behind a host-signalled event when the device is lost: the host can still signal it, and the
+// wait behind it then ends (DEVICE_LOST) instead of hanging.
+TEST_F(DeviceLoss, WorkBehindAHostSignalStillEnds) {
+  REQUIRE_LOSS_MODE("host-signal");
+  ze_module_handle_t m = module("basic");
+  ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "store_value"};
+  ze_kernel_handle_t k = nullptr;
+  ZE_OK(zeKernelCreate(m, &kd, &k));
+  defer([k] { zeKernelDestroy(k); });
+  int* p = static_cast<int*>(alloc_shared(4 * sizeof(int)));
+  int v = 7;
+  ZE_OK(zeKernelSetGroupSize(k, 1, 1, 1));
+  ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof p, &p));
+  ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof v, &v));
+  ze_command_list_handle_t l = immediate_list();
+  ze_event_pool_handle_t pool = event_pool(4);
+  ze_event_handle_t h0 = host_event(pool, 0), e1 = make_event(pool, 1), h1 = host_event(pool, 2),
+                    e2 = make_event(pool, 3);
+  ze_group_count_t g{4, 1, 1};
+  // Everything appended while the device is fine; nothing runs before h0.
+  ZE_OK(zeCommandListAppendBarrier(l, nullptr, 1, &h0));
+  ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, e1, 0, nullptr));  // launch 1: loses the device
+  ZE_OK(zeCommandListAppendBarrier(l, nullptr, 1, &h1));
+  ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, e2, 0, nullptr));
+  ZE_OK(zeEventHostSignal(h0));
+  EXPECT_ZE(ZE_RESULT_ERROR_DEVICE_LOST, zeEventHostSynchronize(e1, UINT64_MAX));
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventHostSynchronize(e2, 0));  // held back by h1: not ended yet
+  EXPECT_ZE(ZE_RESULT_NOT_READY, zeEventQueryStatus(e2));
+  EXPECT_ZE_OK(zeEventHostSignal(h1));  // the host's side of an event still works
+  EXPECT_ZE(ZE_RESULT_ERROR_DEVICE_LOST, zeEventHostSynchronize(e2, 10'000'000'000ull));
+  EXPECT_ZE_OK(zeEventHostReset(h1));
+  EXPECT_EQ(p[0], 0) << "a launch ran on the lost device";
+}
+
 TEST_F(DeviceLoss, WithoutSysmanSysmanAnswersUninitialized) {
   REQUIRE_LOSS_MODE("no-sysman");
   zes_device_state_t st{ZES_STRUCTURE_TYPE_DEVICE_STATE, nullptr, 0, ZES_REPAIR_STATUS_UNSUPPORTED};
