@@ -15,6 +15,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -34,6 +35,19 @@ bool mode(const char* name) {
                   " and ZEX_CPU_LOSE_DEVICE=2 (the device stays lost for the rest of the process)"
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A context (zex's own, or one given), the test kernels' vadd and a stream.
+struct LostSetup {
+  zex::Context ctx;
+  zex::Module mod;
+  zex::Kernel vadd;
+  zex::Stream stream;
+  explicit LostSetup(zex::Context c = zex::Context())
+      : ctx(std::move(c)),
+        mod(ctx.device(0), read_file(zex_test::kernel_spv())),
+        vadd(mod.kernel("vadd")),
+        stream(ctx.device(0)) {}
+};
 
 // The first launch runs; the second (ZEX_CPU_LOSE_DEVICE=2) loses the device. Returns the error that
 // synchronize() raised.
@@ -138,11 +152,8 @@ TEST(DeviceLost, TheErrorCarriesStateCounterAndDecodedRecord) {
 // still made, says what it could not read, and the next collection reads everything again.
 TEST(DeviceLost, FailuresWhileCollectingAreNamedInTheReport) {
   REQUIRE_MODE("faults");
-  zex::Context ctx;
-  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
-  zex::Kernel vadd = mod.kernel("vadd");
-  zex::Stream stream(ctx.device(0));
-  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  LostSetup t;
+  const zex::ZeError e = lose_the_device(t.ctx, t.stream, t.vadd);
   std::cout << "--- the message ---\n" << e.what() << "\n---\n";
   ASSERT_NE(e.device_report(), nullptr) << e.what();
   const zex::DeviceReport& r = *e.device_report();
@@ -159,7 +170,7 @@ TEST(DeviceLost, FailuresWhileCollectingAreNamedInTheReport) {
   EXPECT_TRUE(has(e.what(), "(info log: zesInfoLogInstanceReadWithMetadataExt answered ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY"))
       << e.what();
   try {
-    stream.synchronize();
+    t.stream.synchronize();
     ADD_FAILURE() << "the lost stream kept working";
   } catch (const zex::ZeError& again) {
     ASSERT_NE(again.device_report(), nullptr);
@@ -171,11 +182,8 @@ TEST(DeviceLost, FailuresWhileCollectingAreNamedInTheReport) {
 
 TEST(DeviceLost, WithoutTheInfoLogTheReportSaysSo) {
   REQUIRE_MODE("no-info-log");
-  zex::Context ctx;
-  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
-  zex::Kernel vadd = mod.kernel("vadd");
-  zex::Stream stream(ctx.device(0));
-  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  LostSetup t;
+  const zex::ZeError e = lose_the_device(t.ctx, t.stream, t.vadd);
   std::cout << "--- the message ---\n" << e.what() << "\n---\n";
   ASSERT_NE(e.device_report(), nullptr) << e.what();
   const zex::DeviceReport& r = *e.device_report();
@@ -191,12 +199,9 @@ TEST(DeviceLost, WithoutSysmanTheReportSaysHowToEnableIt) {
   // ZEX_SYSMAN=0: zex does not enable Sysman for its zeInit, as for a runtime that initialized Level
   // Zero itself without it.
   ASSERT_EQ(std::getenv("ZES_ENABLE_SYSMAN"), nullptr);
-  zex::Context ctx;
+  LostSetup t;
   EXPECT_EQ(std::getenv("ZES_ENABLE_SYSMAN"), nullptr);  // zex left the environment alone
-  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
-  zex::Kernel vadd = mod.kernel("vadd");
-  zex::Stream stream(ctx.device(0));
-  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  const zex::ZeError e = lose_the_device(t.ctx, t.stream, t.vadd);
   std::cout << "--- the message ---\n" << e.what() << "\n---\n";
   ASSERT_NE(e.device_report(), nullptr) << e.what();
   const zex::DeviceReport& r = *e.device_report();
@@ -213,11 +218,8 @@ TEST(DeviceLost, WithoutSysmanTheReportSaysHowToEnableIt) {
 // stream.synchronize()) loses the device like ZEX_CPU_LOSE_DEVICE, and the record names the rule.
 TEST(DeviceLost, AnInjectedLossIsReportedToo) {
   REQUIRE_MODE("injected");
-  zex::Context ctx;
-  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
-  zex::Kernel vadd = mod.kernel("vadd");
-  zex::Stream stream(ctx.device(0));
-  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  LostSetup t;
+  const zex::ZeError e = lose_the_device(t.ctx, t.stream, t.vadd);
   EXPECT_EQ(e.call(), "zeCommandListHostSynchronize");
   ASSERT_NE(e.device_report(), nullptr) << e.what();
   const zex::DeviceReport& r = *e.device_report();
@@ -226,7 +228,7 @@ TEST(DeviceLost, AnInjectedLossIsReportedToo) {
   ASSERT_EQ(r.records.size(), 1u) << e.what();
   EXPECT_TRUE(has(r.records[0].summary, "processor \"zex-cpu: ZEX_CPU_FAIL zeCommandListHostSynchronize:2\""))
       << r.records[0].summary;
-  EXPECT_EQ(zeDeviceGetStatus(ctx.device(0).handle()), ZE_RESULT_ERROR_DEVICE_LOST);  // lost for good
+  EXPECT_EQ(zeDeviceGetStatus(t.ctx.device(0).handle()), ZE_RESULT_ERROR_DEVICE_LOST);  // lost for good
 }
 
 // Several threads meet the loss at once, each on its own stream: each gets its DEVICE_LOST with a full
@@ -273,11 +275,8 @@ TEST(DeviceLost, ThreadsThatMeetTheLossAtOnceEachGetAReport) {
 
 TEST(DeviceLost, SwitchedOffThereIsNoReport) {
   REQUIRE_MODE("off");  // ZEX_DEVICE_REPORT=0: no watch, no Sysman call, no report
-  zex::Context ctx;
-  zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
-  zex::Kernel vadd = mod.kernel("vadd");
-  zex::Stream stream(ctx.device(0));
-  const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+  LostSetup t;
+  const zex::ZeError e = lose_the_device(t.ctx, t.stream, t.vadd);
   EXPECT_EQ(e.result(), ZE_RESULT_ERROR_DEVICE_LOST);
   EXPECT_EQ(e.device_report(), nullptr) << e.what();
   EXPECT_FALSE(has(e.what(), "Device report")) << e.what();
@@ -295,11 +294,8 @@ TEST(DeviceLost, AnAdoptedContextKeepsTheRuntimesSetup) {
   ze_context_handle_t raw = nullptr;
   ASSERT_EQ(zeContextCreate(driver, &cd, &raw), ZE_RESULT_SUCCESS);
   {
-    zex::Context ctx(driver, raw);
-    zex::Module mod(ctx.device(0), read_file(zex_test::kernel_spv()));
-    zex::Kernel vadd = mod.kernel("vadd");
-    zex::Stream stream(ctx.device(0));
-    const zex::ZeError e = lose_the_device(ctx, stream, vadd);
+    LostSetup t(zex::Context(driver, raw));
+    const zex::ZeError e = lose_the_device(t.ctx, t.stream, t.vadd);
     ASSERT_NE(e.device_report(), nullptr) << e.what();
     EXPECT_EQ(e.device_report()->records.size(), 1u) << e.what();
     EXPECT_EQ(e.device_report()->counters.size(), 1u) << e.what();
