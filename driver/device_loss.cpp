@@ -150,6 +150,7 @@ void clear_ras_counters(int set) {
 }
 
 bool sysman_enabled() noexcept { return g_sysman; }
+bool injected_loss_mode() noexcept { return g_injected_loses; }
 bool info_log_offered() noexcept { return g_info_log; }
 
 std::vector<uint8_t> make_loss_record(const std::string& brand, uint64_t record_id, int64_t utc_seconds) {

@@ -78,5 +78,8 @@ std::vector<uint8_t> make_loss_record(const std::string& brand, uint64_t record_
 /// ZE_RESULT_ERROR_DEVICE_LOST loses the device as ZEX_CPU_LOSE_DEVICE does (the record names the call).
 /// Without it an injected failure changes nothing, as ZEX_CPU_FAIL promises.
 void injected_failure(const char* entry, uint64_t call, ze_result_t r);
+/// ZEX_CPU_FAIL_LOSES_DEVICE=1: an injected DEVICE_LOST lost the device, and the call that got it then
+/// behaves as any call on a lost device.
+bool injected_loss_mode() noexcept;
 
 }  // namespace zexcpu

@@ -155,7 +155,13 @@ const char* fault_injection_error() {
 bool should_fail(const char* entry, ze_result_t* result) {
   // An injected failure first, so that a test can make a call fail on a lost device too (the calls
   // that collect a device-loss report); then the lost device's gate (device_loss.hpp).
-  if (__builtin_expect(injected(entry, result), 0)) return true;
+  if (__builtin_expect(injected(entry, result), 0)) {
+    // ZEX_CPU_FAIL_LOSES_DEVICE=1 and DEVICE_LOST: the device is lost now (injected_failure), and this
+    // call behaves as every call on a lost device: a wait waits for the work before it and then answers
+    // DEVICE_LOST (returning at once would let the application free memory a kernel still uses).
+    if (*result == ZE_RESULT_ERROR_DEVICE_LOST && injected_loss_mode()) return gated_while_lost(entry);
+    return true;
+  }
   if (__builtin_expect(device_lost(), 0) && gated_while_lost(entry)) {
     *result = ZE_RESULT_ERROR_DEVICE_LOST;
     return true;
