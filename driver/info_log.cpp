@@ -36,7 +36,9 @@ constexpr uint32_t kInfoLogMagic = 0x7a434c49;       // "ILCz"
 constexpr uint32_t kInstanceMagic = 0x7a434e49;      // "INCz"
 zn::InfoLogObject g_log{kInfoLogMagic};
 std::mutex g_mu;  // the instances
-std::vector<zn::InfoLogInstanceObject*> g_instances;
+// Never destroyed: an instance the application failed to delete stays reachable (not a leak of
+// zex-cpu's), and entry points may run during static destruction.
+std::vector<zn::InfoLogInstanceObject*>& g_instances = *new std::vector<zn::InfoLogInstanceObject*>;
 
 bool live_instance(zn::zes_info_log_instance_handle_t h) {
   return h != nullptr && std::find(g_instances.begin(), g_instances.end(), h) != g_instances.end() &&
