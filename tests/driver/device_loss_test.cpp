@@ -119,6 +119,7 @@ TEST_F(DeviceLoss, ALaunchLosesTheDeviceAndSysmanSaysWhy) {
   // The loss: the launch runs nothing, the wait answers DEVICE_LOST.
   int* p = static_cast<int*>(alloc_shared(4 * sizeof(int)));
   ASSERT_NE(p, nullptr);
+  std::memset(p, 0, 4 * sizeof(int));  // USM is not zeroed (ASan fills it)
   EXPECT_ZE(ZE_RESULT_ERROR_DEVICE_LOST, launch_and_wait(p));
   EXPECT_EQ(p[0], 0) << "the lost launch ran";
 
@@ -218,6 +219,8 @@ TEST_F(DeviceLoss, WorkBehindAHostSignalStillEnds) {
   ZE_OK(zeKernelCreate(m, &kd, &k));
   defer([k] { zeKernelDestroy(k); });
   int* p = static_cast<int*>(alloc_shared(4 * sizeof(int)));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 0, 4 * sizeof(int));
   int v = 7;
   ZE_OK(zeKernelSetGroupSize(k, 1, 1, 1));
   ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof p, &p));
