@@ -19,7 +19,13 @@ constexpr uint32_t kDriverVersion = (0u << 24) | (1u << 16) | 0u;
 constexpr const char* kPoclPlatformName = "Portable Computing Language";
 
 _ze_driver_handle_t g_driver;
-_ze_device_handle_t g_device;
+// The topology (read by the first successful zeInit): root devices, then each one's sub-devices.
+constexpr uint32_t kMaxDevices = 16;
+constexpr uint32_t kMaxSubDevices = 2;
+_ze_device_handle_t g_roots[kMaxDevices];
+_ze_device_handle_t g_subs[kMaxDevices][kMaxSubDevices];
+uint32_t g_device_count = 1;
+ze_device_type_t g_device_type = ZE_DEVICE_TYPE_CPU;
 Platform g_platform;
 DeviceInfo g_info;
 std::mutex g_init_mutex;
@@ -128,6 +134,77 @@ ze_result_t init_platform() {
   return ZE_RESULT_SUCCESS;
 }
 
+/// ZEX_CPU_DEVICES=<1..16>, ZEX_CPU_SUBDEVICES=<0|2>, ZEX_CPU_DEVICE_TYPE=<cpu|gpu>: a malformed value is
+/// printed and makes zeInit fail (a typo must not silently test one device).
+bool read_topology(uint32_t* devices, uint32_t* subdevices, ze_device_type_t* type) {
+  auto number = [](const char* name, uint32_t lo, uint32_t hi, uint32_t dflt, uint32_t* out) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') {
+      *out = dflt;
+      return true;
+    }
+    char* end = nullptr;
+    unsigned long n = std::strtoul(v, &end, 10);
+    if (*v == '-' || end == v || *end != '\0' || n < lo || n > hi) {
+      std::fprintf(stderr, "zex-cpu: %s='%s': expected an integer from %u to %u\n", name, v, lo, hi);
+      return false;
+    }
+    *out = static_cast<uint32_t>(n);
+    return true;
+  };
+  if (!number("ZEX_CPU_DEVICES", 1, kMaxDevices, 1, devices)) return false;
+  if (!number("ZEX_CPU_SUBDEVICES", 0, kMaxSubDevices, 0, subdevices)) return false;
+  if (*subdevices == 1) {
+    std::fprintf(stderr, "zex-cpu: ZEX_CPU_SUBDEVICES=1: expected 0 or 2 (a device with one tile has none)\n");
+    return false;
+  }
+  const char* t = std::getenv("ZEX_CPU_DEVICE_TYPE");
+  if (t == nullptr || *t == '\0' || std::strcmp(t, "cpu") == 0) {
+    *type = ZE_DEVICE_TYPE_CPU;
+  } else if (std::strcmp(t, "gpu") == 0) {
+    *type = ZE_DEVICE_TYPE_GPU;
+  } else {
+    std::fprintf(stderr, "zex-cpu: ZEX_CPU_DEVICE_TYPE='%s': expected cpu or gpu\n", t);
+    return false;
+  }
+  return true;
+}
+
+void name_device(_ze_device_handle_t* d, const std::string& name, uint64_t salt) {
+  size_t n = std::min(name.size(), size_t(ZE_MAX_DEVICE_NAME) - 1);
+  std::memcpy(d->name, name.data(), n);
+  d->name[n] = '\0';
+  std::memcpy(d->uuid, g_info.uuid, sizeof d->uuid);
+  uint64_t h = fnv1a(std::to_string(salt), 1469598103934665603ull);
+  for (int i = 0; i < 8; ++i) d->uuid[8 + i] ^= static_cast<uint8_t>(h >> (8 * i));
+}
+
+/// Lays out the devices. With one device and no sub-devices, its name and UUID are what they always were.
+void build_topology(uint32_t devices, uint32_t subdevices) {
+  g_device_count = devices;
+  const std::string pocl = "(PoCL " + g_info.cl_name + ")";
+  for (uint32_t i = 0; i < devices; ++i) {
+    _ze_device_handle_t& d = g_roots[i];
+    d.index = i;
+    d.sub = -1;
+    d.sub_count = subdevices;
+    d.subs = subdevices ? g_subs[i] : nullptr;
+    if (devices == 1) {
+      name_device(&d, g_platform.device_name, 0);
+      std::memcpy(d.uuid, g_info.uuid, sizeof d.uuid);
+    } else {
+      name_device(&d, "zex-cpu " + std::to_string(i) + " " + pocl, 1 + i);
+    }
+    for (uint32_t s = 0; s < subdevices; ++s) {
+      _ze_device_handle_t& t = g_subs[i][s];
+      t.index = i;
+      t.sub = static_cast<int32_t>(s);
+      t.parent = &d;
+      name_device(&t, "zex-cpu " + std::to_string(i) + "." + std::to_string(s) + " " + pocl, 1000 + i * 16 + s);
+    }
+  }
+}
+
 // Fills min(*pCount, 1) handles, or reports that there is one; the usual Level Zero count protocol.
 template <typename H> ze_result_t one_handle(uint32_t* pCount, H* out, H the_one) {
   if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -176,8 +253,11 @@ ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags) {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_initialized) return ZE_RESULT_SUCCESS;
   if (!read_loss_config()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // malformed ZEX_CPU_LOSE_DEVICE
+  uint32_t devices = 1, subdevices = 0;
+  if (!read_topology(&devices, &subdevices, &g_device_type)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   ze_result_t r = init_platform();
   if (r == ZE_RESULT_SUCCESS) {
+    build_topology(devices, subdevices);
     g_initialized = true;
     // Registered after PoCL and LLVM are loaded and initialized, so it runs before their teardown.
     std::atexit(stop_all_workers);
@@ -274,14 +354,28 @@ ze_result_t ZE_APICALL zeDeviceGet(ze_driver_handle_t hDriver, uint32_t* pCount,
   ZEXCPU_FAULT_POINT("zeDeviceGet");
   if (hDriver == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_driver(hDriver)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  return one_handle(pCount, phDevices, the_device());
+  if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (*pCount == 0 || phDevices == nullptr) {
+    *pCount = g_device_count;
+    return ZE_RESULT_SUCCESS;
+  }
+  *pCount = std::min(*pCount, g_device_count);
+  for (uint32_t i = 0; i < *pCount; ++i) phDevices[i] = &g_roots[i];
+  return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t ZE_APICALL zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_handle_t*) {
+/// A root device's sub-devices (ZEX_CPU_SUBDEVICES: 0 or 2, as PVC's tiles); a sub-device has none.
+ze_result_t ZE_APICALL zeDeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_handle_t* phSubdevices) {
   ZEXCPU_FAULT_POINT("zeDeviceGetSubDevices");
   ZEXCPU_CHECK_DEVICE(hDevice);
   if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  *pCount = 0;
+  const uint32_t n = hDevice->sub_count;
+  if (*pCount == 0 || phSubdevices == nullptr) {
+    *pCount = n;
+    return ZE_RESULT_SUCCESS;
+  }
+  *pCount = std::min(*pCount, n);
+  for (uint32_t i = 0; i < *pCount; ++i) phSubdevices[i] = &hDevice->subs[i];
   return ZE_RESULT_SUCCESS;
 }
 
@@ -290,11 +384,11 @@ ze_result_t ZE_APICALL zeDeviceGetProperties(ze_device_handle_t hDevice, ze_devi
   ZEXCPU_CHECK_DEVICE(hDevice);
   if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   const DeviceInfo& info = g_info;
-  p->type = ZE_DEVICE_TYPE_CPU;
+  p->type = g_device_type;  // everything else stays truthful: a CPU that shares the host's memory
   p->vendorId = info.vendor_id;
   p->deviceId = 0;
-  p->flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED;  // shares the host's memory
-  p->subdeviceId = 0;
+  p->flags = ZE_DEVICE_PROPERTY_FLAG_INTEGRATED | (hDevice->sub >= 0 ? ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE : 0);
+  p->subdeviceId = hDevice->sub >= 0 ? static_cast<uint32_t>(hDevice->sub) : 0;
   p->coreClockRate = info.clock_mhz;
   p->maxMemAllocSize = info.max_alloc;
   p->maxHardwareContexts = 64;
@@ -308,8 +402,8 @@ ze_result_t ZE_APICALL zeDeviceGetProperties(ze_device_handle_t hDevice, ze_devi
   p->timerResolution = p->stype == ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2 ? 1000000000ull : 1ull;
   p->timestampValidBits = 64;
   p->kernelTimestampValidBits = 64;
-  std::memcpy(p->uuid.id, info.uuid, sizeof(p->uuid.id));
-  copy_name(p->name, g_platform.device_name);
+  std::memcpy(p->uuid.id, hDevice->uuid, sizeof(p->uuid.id));
+  copy_name(p->name, hDevice->name);
   return ZE_RESULT_SUCCESS;
 }
 
@@ -449,7 +543,8 @@ ze_result_t ZE_APICALL zeDeviceGetP2PProperties(ze_device_handle_t hDevice, ze_d
   ZEXCPU_CHECK_DEVICE(hDevice);
   ZEXCPU_CHECK_DEVICE(hPeer);
   if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  p->flags = 0;
+  // All memory is host memory: every device reaches every other's allocations, atomics included.
+  p->flags = ZE_DEVICE_P2P_PROPERTY_FLAG_ACCESS | ZE_DEVICE_P2P_PROPERTY_FLAG_ATOMICS;
   return ZE_RESULT_SUCCESS;
 }
 
@@ -458,7 +553,7 @@ ze_result_t ZE_APICALL zeDeviceCanAccessPeer(ze_device_handle_t hDevice, ze_devi
   ZEXCPU_CHECK_DEVICE(hDevice);
   ZEXCPU_CHECK_DEVICE(hPeer);
   if (value == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  *value = hDevice == hPeer;  // only one device: it can access itself
+  *value = true;  // all memory is host memory
   return ZE_RESULT_SUCCESS;
 }
 
@@ -480,6 +575,9 @@ ze_result_t ZE_APICALL zeDeviceGetGlobalTimestamps(ze_device_handle_t hDevice, u
 Platform& platform() { return g_platform; }
 const DeviceInfo& device_info() { return g_info; }
 ze_driver_handle_t the_driver() { return &g_driver; }
-ze_device_handle_t the_device() { return &g_device; }
+ze_device_handle_t the_device() { return &g_roots[0]; }
+uint32_t device_count() { return g_device_count; }
+ze_device_handle_t root_device(uint32_t i) { return i < g_device_count ? &g_roots[i] : nullptr; }
+ze_device_type_t device_type() { return g_device_type; }
 
 }  // namespace zexcpu

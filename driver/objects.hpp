@@ -81,8 +81,18 @@ inline uint64_t now_ns() {
 struct _ze_driver_handle_t {
   uint32_t magic = zexcpu::kDriverMagic;
 };
+/// A device of the topology chosen at zeInit (ZEX_CPU_DEVICES, ZEX_CPU_SUBDEVICES; docs/cpu-driver.md
+/// "Topology"). Every device and sub-device runs on the one PoCL device; each has its own name and UUID.
+/// Never destroyed, never moved: handles are addresses into a fixed table.
 struct _ze_device_handle_t {
   uint32_t magic = zexcpu::kDeviceMagic;
+  uint32_t index = 0;                      // the root device's index
+  int32_t sub = -1;                        // the sub-device's index, -1 for a root device
+  _ze_device_handle_t* parent = nullptr;   // the root device of a sub-device
+  uint32_t sub_count = 0;                  // a root device's sub-devices (0 or 2)
+  _ze_device_handle_t* subs = nullptr;     // the first of them
+  char name[ZE_MAX_DEVICE_NAME] = {};
+  uint8_t uuid[16] = {};
 };
 struct _ze_context_handle_t {
   uint32_t magic = zexcpu::kContextMagic;
@@ -152,7 +162,13 @@ inline bool is_event(ze_event_handle_t h) { return h != nullptr && h->magic == k
 inline bool is_fence(ze_fence_handle_t h) { return h != nullptr && h->magic == kFenceMagic; }
 
 ze_driver_handle_t the_driver();
+/// Root device 0.
 ze_device_handle_t the_device();
+/// The number of root devices (ZEX_CPU_DEVICES, default 1), and root device i.
+uint32_t device_count();
+ze_device_handle_t root_device(uint32_t i);
+/// The reported device type (ZEX_CPU_DEVICE_TYPE=cpu|gpu, default cpu).
+ze_device_type_t device_type();
 /// True for a live command queue of zex-cpu (command_queue.cpp).
 bool is_command_queue(ze_command_queue_handle_t h);
 /// Registered with atexit() by zeInit: stops every list's and queue's worker before exit() tears

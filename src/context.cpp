@@ -130,10 +130,39 @@ ContextState::~ContextState() {
   if (owned_ && context_) zeContextDestroy(context_);
 }
 
-const DeviceInfo& ContextState::info_for(ze_device_handle_t h) const {
+const DeviceInfo& ContextState::info_for(ze_device_handle_t h) {
   for (auto& d : devices_)
     if (d.handle == h) return d;
-  throw zex::InvalidArgument("zex: the device handle does not belong to this context's driver");
+  for (auto& d : devices_)
+    for (const DeviceInfo* s : sub_devices(d))
+      if (s->handle == h) return *s;
+  throw zex::InvalidArgument("zex: the device handle is neither a device nor a sub-device of this context's driver");
+}
+
+std::vector<const DeviceInfo*> ContextState::sub_devices(const DeviceInfo& d) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [h, v] : listed_)
+    if (h == d.handle) return v;
+  uint32_t n = 0;
+  check(zeDeviceGetSubDevices(d.handle, &n, nullptr), "zeDeviceGetSubDevices", "counting a device's sub-devices");
+  std::vector<ze_device_handle_t> hs(n);
+  if (n) check(zeDeviceGetSubDevices(d.handle, &n, hs.data()), "zeDeviceGetSubDevices", "listing a device's sub-devices");
+  hs.resize(std::min<size_t>(n, hs.size()));
+  std::vector<DeviceInfo> described;  // all or nothing: a failure leaves nothing half listed
+  for (ze_device_handle_t h : hs) {
+    described.push_back(describe(h, context_));
+    described.back().host_synchronize = d.host_synchronize;
+    described.back().list_flags = d.list_flags;
+    described.back().lists_in_order = d.lists_in_order;
+  }
+  std::vector<const DeviceInfo*> v;
+  listed_.reserve(listed_.size() + 1);
+  for (DeviceInfo& info : described) {
+    subs_.push_back(std::move(info));
+    v.push_back(&subs_.back());
+  }
+  listed_.emplace_back(d.handle, v);
+  return v;
 }
 
 SlabPool& ContextState::pool(const DeviceInfo& d) {
@@ -218,6 +247,12 @@ std::vector<Device> Context::devices() const {
 }
 
 Device Context::device_for(ze_device_handle_t h) const { return Device(state_, &live().info_for(h)); }
+
+std::vector<Device> Device::sub_devices() const {
+  std::vector<Device> v;
+  for (const detail::DeviceInfo* s : state().sub_devices(info())) v.push_back(Device(ctx_, s));
+  return v;
+}
 
 detail::ContextState& Context::live() const {
   if (!state_) throw zex::LogicError("zex: use of a moved-from zex::Context");

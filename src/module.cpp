@@ -197,6 +197,7 @@ Kernel Module::kernel(const std::string& name) const {
 
 Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state_(std::make_shared<State>()) {
   state_->module = std::move(m);
+  state_->device = &state_->module->device();
   state_->takes_state = state_->module->takes_state(name);
   state_->param_kinds = state_->module->param_kinds(name);
   state_->name = std::make_shared<const std::string>(std::move(name));

@@ -97,6 +97,13 @@ void throw_launch_error(ze_result_t r, const std::string& kernel) {
   throw ZeError(r, "zeCommandListAppendLaunchKernel", "launching kernel '" + kernel + "'");
 }
 
+void throw_wrong_device(const std::string& kernel, const DeviceInfo& module_device, const DeviceInfo& stream_device) {
+  throw zex::InvalidArgument("zex: kernel '" + kernel + "' belongs to a zex::Module built for device '" +
+                             module_device.name + "', but the stream runs on device '" + stream_device.name +
+                             "': build a zex::Module for each device and launch each device's kernels on its "
+                             "own streams. Nothing was appended.");
+}
+
 void throw_group_size_error(ze_result_t r, const std::string& kernel) {
   throw ZeError(r, "zeKernelSetGroupSize", "setting the group size of kernel '" + kernel + "'");
 }
@@ -330,6 +337,7 @@ void Stream::launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Ke
   Impl::Use use(s);
   const int level = s.level_for(cfg.debug_level);
   Kernel::State& ks = kernel.live();
+  if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
   detail::LockGuard lock(ks.mu);
   Kernel::Level& l = ks.at(level);
   check_launch(ks, l, n, cfg);
@@ -354,7 +362,7 @@ void Stream::throw_null_event(const char* what) {
   throw zex::InvalidArgument(std::string("zex: Stream::") + what + "() was given a null event handle");
 }
 
-Stream::Impl::Impl(const Device& d) : dev(d), pool(&d.slab_pool()) {
+Stream::Impl::Impl(const Device& d) : dev(d), device(&d.info()), pool(&d.slab_pool()) {
   EnvLevel env = read_env_level();
   env_level = env.level;
   env_error = std::move(env.error);

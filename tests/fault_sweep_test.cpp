@@ -117,7 +117,8 @@ const EntrySpec kEntries[] = {
     // collection's calls never fire here (no rule loses the device); zex_device_lost_faults injects
     // them during a real loss (tests/device_lost_test.cpp).
     {"zeDeviceGetStatus", kHost, kSwallowed, "only while collecting a device-loss report: that device is not picked"},
-    {"zeDeviceGetSubDevices", kHost, kSwallowed, "Context(): the watch knows only the device's own UUID"},
+    {"zeDeviceGetSubDevices", kHost, kZeError | kSwallowed,
+     "Context(): the watch knows only the device's own UUID; Device::sub_devices(): ZeError (not in the workload)"},
     {"zesDeviceGetState", kHost, kSwallowed, "only while collecting a report: the state says 'unavailable'"},
     {"zesDeviceEnumRasErrorSets", kHost, kSwallowed, "Context(): the report notes the RAS counters as unread"},
     {"zesRasGetProperties", kHost, kSwallowed, "Context(): that RAS set is named by its index"},

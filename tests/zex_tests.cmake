@@ -131,6 +131,20 @@ if(ZEX_CPU_DRIVER)
   zex_add_l0_test(zex_device_lost_validation COMMAND zex_device_lost_tests
                   ENV ZEX_TEST_DEVICE_LOST=full ZEX_CPU_LOSE_DEVICE=2 ${ZEX_VALIDATION_ENV})
 endif()
+# Several devices (issue 10): zex-cpu as two devices of two sub-devices each, a process of its own (the
+# topology is read at zeInit), also under the validation layer.
+if(ZEX_CPU_DRIVER)
+  add_executable(zex_multi_device_tests multi_device_test.cpp)
+  add_dependencies(zex_multi_device_tests zex_test_kernels ze_zex_cpu)
+  target_compile_definitions(zex_multi_device_tests PRIVATE
+    ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
+    ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}")
+  target_link_libraries(zex_multi_device_tests PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
+  zex_target_warnings(zex_multi_device_tests)
+  zex_add_l0_test(zex_multi_device COMMAND zex_multi_device_tests ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)
+  zex_add_l0_test(zex_multi_device_validation COMMAND zex_multi_device_tests
+                  ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2 ZEX_CPU_DEVICE_TYPE=gpu ${ZEX_VALIDATION_ENV})
+endif()
 # ZEX_SANITIZE=thread (make test-tsan, ctest -L threads): the suites that run zex from several threads.
 if(ZEX_SANITIZE_MODE STREQUAL "thread")
   zex_add_l0_test(zex_tests_threads COMMAND zex_tests

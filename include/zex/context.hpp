@@ -58,6 +58,15 @@ class Device {
   /// @throws std::logic_error on a default-constructed Device
   SlabPool& slab_pool() const { return detail::slab_pool_of(state(), info()); }
   explicit operator bool() const noexcept { return info_ != nullptr; }
+  /// The device's sub-devices (tiles, e.g. PVC's two), each usable like a device: streams, modules and
+  /// allocations on it, its own slab pool; empty for a device without any (and for a sub-device).
+  /// Listed on first use. @throws ZeError; LogicError on an empty Device
+  std::vector<Device> sub_devices() const;
+  /// The same device of the same context (handles compared).
+  friend bool operator==(const Device& a, const Device& b) noexcept {
+    return a.handle() == b.handle() && a.context_handle() == b.context_handle();
+  }
+  friend bool operator!=(const Device& a, const Device& b) noexcept { return !(a == b); }
 
   // Internal: the shared context state.
   detail::ContextState& state() const {
@@ -111,8 +120,9 @@ class Context {
   Device device(size_t i = 0) const;
   /// Every device of the driver.
   std::vector<Device> devices() const;
-  /// The Device for a raw handle of this context's driver (for runtimes adopting handles).
-  /// @throws std::invalid_argument if the handle is not one of the driver's devices
+  /// The Device for a raw handle of this context's driver, a device or a sub-device (for runtimes
+  /// adopting handles).
+  /// @throws std::invalid_argument if the handle is not one of the driver's devices or sub-devices
   Device device_for(ze_device_handle_t h) const;
 
  private:

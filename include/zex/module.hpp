@@ -184,6 +184,7 @@ class Kernel {
   struct State {
     std::shared_ptr<detail::ModuleState> module;
     std::shared_ptr<const std::string> name;
+    const detail::DeviceInfo* device = nullptr;  // the module's: a launch on another device's stream is refused
     bool takes_state = true;  // its last parameter is a zex_state_t (from the module's SPIR-V)
     // One param_kind byte per parameter (from the SPIR-V), which a launch checks its scalars against;
     // once a level is created, exactly num_args long (all kOther, unchecked, if the SPIR-V and the

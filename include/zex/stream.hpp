@@ -149,6 +149,8 @@ namespace detail {
 [[noreturn]] void throw_too_many_work_items(const std::string& kernel, const Dim3& groups, const Dim3& group_size);
 [[noreturn]] void throw_launch_error(ze_result_t r, const std::string& kernel);
 [[noreturn]] void throw_group_size_error(ze_result_t r, const std::string& kernel);
+[[noreturn]] void throw_wrong_device(const std::string& kernel, const DeviceInfo& module_device,
+                                     const DeviceInfo& stream_device);
 // The driver rejected a scalar's size: do what a C call through a prototype does and convert the
 // value to the parameter's width, if it fits (a size_t for a uint, a double for a float). The path of
 // kernels whose parameter kinds the SPIR-V does not give.
@@ -248,6 +250,7 @@ class Stream {
     Impl::Use use(s);
     const int level = s.level_for(cfg.debug_level);
     Kernel::State& ks = kernel.live();
+    if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
     detail::LockGuard lock(ks.mu);
     Kernel::Level& l = ks.at(level);
     constexpr size_t n = sizeof...(Args);
@@ -403,6 +406,7 @@ class Stream {
     };
 
     Device dev;
+    const detail::DeviceInfo* device = nullptr;  // &dev.info(), compared with each launched kernel's
     SlabPool* pool;
     Slot slot;
     ze_command_list_handle_t list = nullptr;

@@ -1,0 +1,139 @@
+// zex across the devices of one context (docs/integration.md, "Several devices"), on zex-cpu standing in
+// for a multi-GPU node: ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2 (tests/zex_tests.cmake), read at zeInit, so
+// a process of its own; every test skips itself without that topology.
+#include "zex_fixture.hpp"
+
+#include <zex/zex.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using zex_test::cfg1d;
+using zex_test::read_file;
+
+bool two_by_two() {
+  const char* d = std::getenv("ZEX_CPU_DEVICES");
+  const char* s = std::getenv("ZEX_CPU_SUBDEVICES");
+  return d && s && std::strcmp(d, "2") == 0 && std::strcmp(s, "2") == 0;
+}
+#define REQUIRE_2X2() \
+  if (!two_by_two()) GTEST_SKIP() << "runs in the CTest entry zex_multi_device (ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)"
+
+// Every device and sub-device of a context.
+std::vector<zex::Device> all_devices(const zex::Context& ctx) {
+  std::vector<zex::Device> v;
+  for (const zex::Device& d : ctx.devices()) {
+    v.push_back(d);
+    for (const zex::Device& s : d.sub_devices()) v.push_back(s);
+  }
+  return v;
+}
+
+TEST(MultiDevice, OneContextOverTwoDevicesOfTwoTilesEach) {
+  REQUIRE_2X2();
+  zex::Context ctx;
+  ASSERT_EQ(ctx.device_count(), 2u);
+  std::vector<zex::Device> v = all_devices(ctx);
+  ASSERT_EQ(v.size(), 6u);
+  std::set<std::string> names;
+  for (const zex::Device& d : v) names.insert(d.name());
+  EXPECT_EQ(names.size(), 6u) << "each device and sub-device has a name of its own";
+  EXPECT_TRUE(v[0] == ctx.device(0));
+  EXPECT_TRUE(v[1] != v[2]);
+  EXPECT_TRUE(v[0].sub_devices()[1] == v[2]);  // listed once, the same Device again
+  EXPECT_TRUE(ctx.device_for(v[4].handle()) == v[4]);  // lookup by handle, sub-devices too
+  EXPECT_TRUE(v[1].sub_devices().empty());  // a sub-device has none
+  zex::Context other;
+  EXPECT_TRUE(other.device(0) != ctx.device(0));  // the same device of another context is another Device
+}
+
+// A throw on every device and sub-device at once: each stream reports its own, naming its device.
+TEST(MultiDevice, ConcurrentThrowsAreReportedOnTheRightStreamWithTheRightDevice) {
+  REQUIRE_2X2();
+  zex::Context ctx;
+  std::vector<zex::Device> v = all_devices(ctx);
+  const auto spv = read_file(zex_test::kernel_spv());
+  struct PerDevice {
+    zex::Device dev;
+    zex::Module mod;
+    zex::Kernel k;
+    zex::Stream stream;
+    zex_test::Usm<int> out;
+    PerDevice(zex::Context& c, const zex::Device& d, const std::vector<uint8_t>& spv)
+        : dev(d), mod(d, spv), k(mod.kernel("throw_at")), stream(d), out(64, c.handle(), d.handle()) {}
+  };
+  std::vector<std::unique_ptr<PerDevice>> per;
+  for (const zex::Device& d : v) per.push_back(std::make_unique<PerDevice>(ctx, d, spv));
+  std::vector<std::string> seen(v.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < v.size(); ++i)
+    threads.emplace_back([&, i] {
+      PerDevice& p = *per[i];
+      for (int round = 0; round < 3; ++round) {
+        // Work-item i throws: its x says which stream it was.
+        p.stream.launch(p.k, cfg1d(1, 16, 2), p.out.get(), static_cast<uint32_t>(i), uint32_t(0));
+        try {
+          p.stream.synchronize();
+          seen[i] = "no exception";
+          return;
+        } catch (const zex::KernelException& e) {
+          const bool right = e.global_id() && (*e.global_id())[0] == i &&
+                             std::string(e.what()).find(" on " + p.dev.name()) != std::string::npos;
+          if (!right) {
+            seen[i] = e.what();
+            return;
+          }
+        }
+      }
+      seen[i] = "ok";
+    });
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(seen[i], "ok") << v[i].name();
+}
+
+// 500 streams on each device: each device has its own slab pool, within its allocation bound (two USM
+// allocations per 256 streams).
+TEST(MultiDevice, FiveHundredStreamsPerDeviceWithinTheAllocationBound) {
+  REQUIRE_2X2();
+  zex::Context ctx;
+  std::vector<zex::Device> v = all_devices(ctx);
+  std::vector<zex::Stream> streams;
+  for (const zex::Device& d : v)
+    for (int i = 0; i < 500; ++i) streams.emplace_back(d);
+  for (const zex::Device& d : v) EXPECT_EQ(d.slab_pool().usm_allocations(), 4u) << d.name();  // ceil(500/256) = 2 slabs
+  EXPECT_NE(&v[0].slab_pool(), &v[1].slab_pool());
+}
+
+TEST(MultiDevice, AKernelOfOneDeviceIsRefusedOnAnotherDevicesStream) {
+  REQUIRE_2X2();
+  zex::Context ctx;
+  zex::Device d0 = ctx.device(0), d1 = ctx.device(1);
+  zex::Module mod(d0, read_file(zex_test::kernel_spv()));
+  zex::Kernel k = mod.kernel("throw_at");
+  zex::Stream s1(d1);
+  zex_test::Usm<int> out(16, ctx.handle(), d1.handle());
+  try {
+    s1.launch(k, cfg1d(1, 16), out.get(), uint32_t(99), uint32_t(0));
+    FAIL() << "a kernel of device 0's module was launched on device 1's stream";
+  } catch (const zex::InvalidArgument& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("built for device '" + d0.name() + "'"), std::string::npos) << m;
+    EXPECT_NE(m.find("stream runs on device '" + d1.name() + "'"), std::string::npos) << m;
+  }
+  // Nothing was appended: the stream works with its own device's kernel.
+  zex::Module mod1(d1, read_file(zex_test::kernel_spv()));
+  zex::Kernel k1 = mod1.kernel("throw_at");
+  s1.launch(k1, cfg1d(1, 16), out.get(), uint32_t(99), uint32_t(0));
+  s1.synchronize();
+  EXPECT_EQ(out[0], 1);
+}
+
+}  // namespace
