@@ -2,11 +2,13 @@
 // and then uses the same stream for a clean launch.
 //
 //   make demo                     (from the repository root; runs on zex-cpu)
-//   zex_demo [path/to/vadd.spv]   (any Level Zero driver)
+//   zex_demo [--device <i>] [path/to/vadd.spv]   (any Level Zero driver; device i of the driver, default 0)
+//   ZEX_CPU_DEVICES=2 zex_demo --device 1        (on zex-cpu standing in for two GPUs: a throw on device 1 of 2)
 #include <zex/zex.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -35,11 +37,25 @@ float* alloc(const zex::Device& dev, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) try {
+  size_t index = 0;
+  const char* spv = ZEX_DEMO_SPV;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      index = std::strtoul(argv[++i], &end, 10);
+      if (*end != '\0') {
+        std::fprintf(stderr, "zex_demo: --device wants a device index, not '%s'\n", argv[i]);
+        return 2;
+      }
+    } else {
+      spv = argv[i];
+    }
+  }
   zex::Context ctx;
-  zex::Device dev = ctx.device(0);
-  std::printf("zex demo on %s\n\n", dev.name().c_str());
+  zex::Device dev = ctx.device(index);  // std::out_of_range (a zex::OutOfRange) past the last device
+  std::printf("zex demo on %s (device %zu of %zu)\n\n", dev.name().c_str(), index + 1, ctx.device_count());
 
-  zex::Module mod(dev, read_file(argc > 1 ? argv[1] : ZEX_DEMO_SPV));
+  zex::Module mod(dev, read_file(spv));
   zex::Kernel vadd = mod.kernel("vadd");
   zex::Stream stream(dev);
 

@@ -144,6 +144,13 @@ if(ZEX_CPU_DRIVER)
   zex_add_l0_test(zex_multi_device COMMAND zex_multi_device_tests ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)
   zex_add_l0_test(zex_multi_device_validation COMMAND zex_multi_device_tests
                   ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2 ZEX_CPU_DEVICE_TYPE=gpu ${ZEX_VALIDATION_ENV})
+  # The demo on device 1 of 2 (examples/demo.cpp --device): the throw is caught and names that device.
+  if(TARGET zex_demo)
+    zex_add_l0_test(zex_demo_device_1_of_2 COMMAND zex_demo --device 1 ${CMAKE_BINARY_DIR}/examples/vadd.spv
+                    ENV ZEX_CPU_DEVICES=2)
+    set_tests_properties(zex_demo_device_1_of_2 PROPERTIES PASS_REGULAR_EXPRESSION
+      "caught: KernelException: A BoundsError was thrown in kernel 'vadd'[^\n]* on zex-cpu 1 ")
+  endif()
 endif()
 # ZEX_SANITIZE=thread (make test-tsan, ctest -L threads): the suites that run zex from several threads.
 if(ZEX_SANITIZE_MODE STREQUAL "thread")
