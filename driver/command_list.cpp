@@ -133,6 +133,58 @@ ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list_handle_t 
   return finish_command(hCommandList, std::move(c));
 }
 
+/// The group count is read when the launch runs (an earlier command may have written it).
+ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hCommandList,
+                                                               ze_kernel_handle_t hKernel,
+                                                               const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                               ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                               ze_event_handle_t* phWaitEvents) {
+  ZEXCPU_FAULT_POINT("zeCommandListAppendLaunchKernelIndirect");
+  if (hCommandList == nullptr || hKernel == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (pLaunchArgumentsBuffer == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  std::unique_ptr<Command> c;
+  ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
+  std::unique_ptr<LaunchCommand> launch;
+  ZEXCPU_CHECK(capture_launch_indirect(hKernel, pLaunchArgumentsBuffer, &launch));
+  c->launch = std::move(launch);
+  return finish_command(hCommandList, std::move(c));
+}
+
+/// `numKernels` indirect launches, the i-th running only if i < *pCountBuffer (read when it runs); the
+/// first waits for the wait events, the last signals. Every kernel is checked before anything is
+/// appended, so a rejected one appends nothing.
+ze_result_t ZE_APICALL zeCommandListAppendLaunchMultipleKernelsIndirect(
+    ze_command_list_handle_t hCommandList, uint32_t numKernels, ze_kernel_handle_t* phKernels,
+    const uint32_t* pCountBuffer, const ze_group_count_t* pLaunchArgumentsBuffer, ze_event_handle_t hSignalEvent,
+    uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+  ZEXCPU_FAULT_POINT("zeCommandListAppendLaunchMultipleKernelsIndirect");
+  if (hCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (phKernels == nullptr || pCountBuffer == nullptr || pLaunchArgumentsBuffer == nullptr)
+    return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  std::vector<std::unique_ptr<Command>> cs;
+  try {
+    for (uint32_t i = 0; i < numKernels; ++i) {
+      std::unique_ptr<Command> c;
+      const bool first = i == 0, last = i + 1 == numKernels;
+      ZEXCPU_CHECK(begin_command(hCommandList, last ? hSignalEvent : nullptr, first ? numWaitEvents : 0,
+                                 first ? phWaitEvents : nullptr, &c));
+      std::unique_ptr<LaunchCommand> launch;
+      ZEXCPU_CHECK(capture_launch_indirect(phKernels[i], pLaunchArgumentsBuffer + i, &launch, pCountBuffer, i));
+      c->launch = std::move(launch);
+      cs.push_back(std::move(c));
+    }
+  } catch (const std::bad_alloc&) {
+    return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  if (numKernels == 0) {  // nothing to launch: the signal and waits still happen, as a barrier
+    std::unique_ptr<Command> c;
+    ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
+    return finish_command(hCommandList, std::move(c));
+  }
+  for (auto& c : cs) ZEXCPU_CHECK(finish_command(hCommandList, std::move(c)));
+  return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t ZE_APICALL zeCommandListAppendBarrier(ze_command_list_handle_t hCommandList,
                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
                                                   ze_event_handle_t* phWaitEvents) {

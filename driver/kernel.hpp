@@ -43,7 +43,8 @@ ze_result_t capture_launch(ze_kernel_handle_t hKernel, const ze_group_count_t& g
 /// the group count is read from `groups` (USM the application fills) when the launch runs, not now.
 /// Errors: as capture_launch; ZE_RESULT_ERROR_INVALID_NULL_POINTER for a null `groups`.
 ze_result_t capture_launch_indirect(ze_kernel_handle_t hKernel, const ze_group_count_t* groups,
-                                    std::unique_ptr<LaunchCommand>* out);
+                                    std::unique_ptr<LaunchCommand>* out, const uint32_t* count = nullptr,
+                                    uint32_t index = 0);
 
 /// True when `ptr` lies in the storage of a live module's constant surface or program-scope variables
 /// (Segment::Constants and Segment::Globals blocks, as NEO registers its `.data.const` and

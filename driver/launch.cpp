@@ -24,8 +24,10 @@ ze_result_t cl_to_ze(cl_int e) {
 
 class Launch final : public LaunchCommand {
  public:
-  Launch(ze_kernel_handle_t k, const ze_group_count_t& groups, const ze_group_count_t* indirect = nullptr)
-      : cl_(k->cl), layout_(k->layout), blob_(k->blob), groups_(groups), indirect_(indirect) {
+  Launch(ze_kernel_handle_t k, const ze_group_count_t& groups, const ze_group_count_t* indirect = nullptr,
+         const uint32_t* count = nullptr, uint32_t index = 0)
+      : cl_(k->cl), layout_(k->layout), blob_(k->blob), groups_(groups), indirect_(indirect), count_(count),
+        index_(index) {
     memcpy(group_, k->group, sizeof group_);
     // The module (its program, layouts and pins) stays alive while an appended launch exists, even if
     // the application destroys the kernel and module after appending to a regular command list.
@@ -46,7 +48,9 @@ class Launch final : public LaunchCommand {
 
   ze_result_t enqueue(cl_command_queue queue, cl_event* done) override {
     if (done != nullptr) *done = nullptr;
-    // An indirect launch reads its group count now: earlier commands of the list may have written it.
+    // An indirect launch reads its group count now: earlier commands of the list may have written it;
+    // the i-th launch of zeCommandListAppendLaunchMultipleKernelsIndirect runs only if i < *count.
+    if (count_ != nullptr && index_ >= *count_) return ZE_RESULT_SUCCESS;
     const ze_group_count_t groups = indirect_ ? *indirect_ : groups_;
     if (groups.groupCountX == 0 || groups.groupCountY == 0 || groups.groupCountZ == 0)
       return ZE_RESULT_SUCCESS;  // nothing to run
@@ -156,6 +160,8 @@ class Launch final : public LaunchCommand {
   std::vector<uint8_t> blob_;
   ze_group_count_t groups_;
   const ze_group_count_t* indirect_;
+  const uint32_t* count_;  // the multi-kernel form's kernel count, read at execution
+  uint32_t index_;
   uint32_t group_[3];
   std::atomic<bool> pin_{false};
 };
@@ -182,13 +188,13 @@ ze_result_t capture_launch(ze_kernel_handle_t hKernel, const ze_group_count_t& g
 }
 
 ze_result_t capture_launch_indirect(ze_kernel_handle_t hKernel, const ze_group_count_t* groups,
-                                    std::unique_ptr<LaunchCommand>* out) {
+                                    std::unique_ptr<LaunchCommand>* out, const uint32_t* count, uint32_t index) {
   if (!groups || !out) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   std::unique_ptr<LaunchCommand> direct;
   ze_result_t r = capture_launch(hKernel, ze_group_count_t{1, 1, 1}, &direct);  // the same checks
   if (r != ZE_RESULT_SUCCESS) return r;
   try {
-    out->reset(new Launch(hKernel, ze_group_count_t{0, 0, 0}, groups));
+    out->reset(new Launch(hKernel, ze_group_count_t{0, 0, 0}, groups, count, index));
   } catch (const std::bad_alloc&) {
     return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   }
