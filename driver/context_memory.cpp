@@ -1,21 +1,42 @@
-// Contexts and unified shared memory. Every USM allocation (host, device or shared) is a PoCL SVM
-// allocation: on PoCL's CPU device all three are ordinary host memory that kernels receive as raw
-// pointers, so the host may touch any of them directly (a difference from a discrete GPU, where
-// device allocations are not host-accessible). The allocations live in one ordered map so that
-// zeMemGetAddressRange and zeMemGetAllocProperties can answer for interior pointers.
+// Contexts and unified shared memory. Host and shared allocations are PoCL SVM allocations; device
+// allocations are memfd mappings (so that zeMemGetIpcHandle can hand their pages to another process),
+// falling back to SVM when no memfd can be had. On PoCL's CPU device all of them are ordinary host memory
+// that kernels receive as raw pointers, so the host may touch any of them directly (a difference from a
+// discrete GPU, where device allocations are not host-accessible). The allocations live in one ordered
+// map so that zeMemGetAddressRange and zeMemGetAllocProperties can answer for interior pointers.
 #include "kernel.hpp"
 #include "objects.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
 
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+
 namespace zexcpu {
 namespace {
+
+/// Where an allocation's pages come from, and so how it is freed.
+enum class Backing : uint8_t {
+  Svm,       // clSVMAlloc (raw: what it returned; the base itself unless over-aligned)
+  Heap,      // posix_memalign: relaxed limits above what PoCL's SVM allocator gives
+  Memfd,     // a device allocation: mmap of its own memfd (fd), `mapped` bytes; exportable
+  Imported,  // zeMemOpenIpcHandle: mmap of another allocation's memfd, `mapped` bytes; no fd kept
+};
 
 struct Allocation {
   size_t size;
@@ -23,8 +44,10 @@ struct Allocation {
   uint64_t id;
   ze_device_handle_t device;  // nullptr for host allocations and unassociated shared ones
   ze_context_handle_t context;
-  void* raw;  // what clSVMAlloc returned (the base itself unless over-aligned)
-  bool svm;   // false: posix_memalign (relaxed limits above what PoCL's SVM allocator gives)
+  void* raw;
+  Backing backing;
+  int fd = -1;        // Memfd
+  size_t mapped = 0;  // Memfd, Imported: the length of the mapping at the base
 };
 
 class AllocationMap {
@@ -33,14 +56,14 @@ class AllocationMap {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     map_.emplace(reinterpret_cast<uintptr_t>(base), a);
   }
-  /// Removes the allocation that starts exactly at `base` and gives its raw SVM pointer; false if
-  /// there is none.
-  bool erase(void* base, void** raw, bool* svm) {
+  /// Removes the allocation of `context` that starts exactly at `base` and is (`imported`) or is not an
+  /// opened IPC handle, and gives it; false (nothing removed) if there is none.
+  bool erase(void* base, ze_context_handle_t context, bool imported, Allocation* out) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = map_.find(reinterpret_cast<uintptr_t>(base));
-    if (it == map_.end()) return false;
-    *raw = it->second.raw;
-    *svm = it->second.svm;
+    if (it == map_.end() || it->second.context != context || (it->second.backing == Backing::Imported) != imported)
+      return false;
+    *out = it->second;
     map_.erase(it);
     return true;
   }
@@ -82,6 +105,45 @@ bool relaxed_max_size(const void* pNext) {
   return false;
 }
 
+/// A shared mapping of a new memfd of `size` bytes (rounded up to pages) at an address aligned to
+/// `alignment` (at least a page); *fd and *mapped describe it. nullptr when any step fails (nothing is
+/// left behind).
+void* map_memfd(size_t size, size_t alignment, int* fd, size_t* mapped) {
+  const size_t len = (size + kPageSize - 1) & ~size_t(kPageSize - 1);
+  const size_t align = std::max<size_t>(alignment, kPageSize);
+  if (len < size || len > SIZE_MAX - align) return nullptr;
+  const int f = memfd_create("zex-cpu device memory", MFD_CLOEXEC);
+  if (f < 0) return nullptr;
+  if (ftruncate(f, static_cast<off_t>(len)) != 0) {
+    close(f);
+    return nullptr;
+  }
+  void* p = MAP_FAILED;
+  if (align == kPageSize) {
+    p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+  } else {  // reserve len + align, map the memfd at the aligned address inside, give back the rest
+    void* r = mmap(nullptr, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r != MAP_FAILED) {
+      const uintptr_t lo = reinterpret_cast<uintptr_t>(r);
+      const uintptr_t b = (lo + align - 1) & ~uintptr_t(align - 1);
+      p = mmap(reinterpret_cast<void*>(b), len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, f, 0);
+      if (p == MAP_FAILED) {
+        munmap(r, len + align);
+      } else {
+        if (b > lo) munmap(r, b - lo);
+        if (lo + len + align > b + len) munmap(reinterpret_cast<void*>(b + len), lo + len + align - (b + len));
+      }
+    }
+  }
+  if (p == MAP_FAILED) {
+    close(f);
+    return nullptr;
+  }
+  *fd = f;
+  *mapped = len;
+  return p;
+}
+
 /// The checks common to the three allocation entry points, then the SVM allocation itself.
 ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t size, size_t alignment,
                      bool relaxed, ze_device_handle_t device, void** pptr) {
@@ -95,6 +157,17 @@ ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t
   if (device_info().svm_caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) {
     flags |= CL_MEM_SVM_FINE_GRAIN_BUFFER;
     if (device_info().svm_caps & CL_DEVICE_SVM_ATOMICS) flags |= CL_MEM_SVM_ATOMICS;
+  }
+  if (type == ZE_MEMORY_TYPE_DEVICE) {
+    Allocation a{size, type, 0, device, hContext, nullptr, Backing::Memfd};
+    if (void* p = map_memfd(size, alignment, &a.fd, &a.mapped)) {
+      a.raw = p;
+      a.id = g_next_alloc_id.fetch_add(1);
+      allocations().insert(p, a);
+      *pptr = p;
+      return ZE_RESULT_SUCCESS;
+    }
+    // Out of file descriptors or mappings: SVM memory works just as well, only not for IPC.
   }
   // PoCL's SVM allocator aligns to at most kSvmMaxAlign bytes; a larger alignment over-allocates and
   // hands out an aligned interior pointer (PoCL's CPU device accepts any pointer into an SVM block).
@@ -111,8 +184,8 @@ ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t
   uintptr_t p = reinterpret_cast<uintptr_t>(raw);
   if (svm && alignment > kSvmMaxAlign) p = (p + alignment - 1) & ~uintptr_t(alignment - 1);
   if (raw == nullptr) return oom;
-  allocations().insert(reinterpret_cast<void*>(p),
-                       Allocation{size, type, g_next_alloc_id.fetch_add(1), device, hContext, raw, svm});
+  allocations().insert(reinterpret_cast<void*>(p), Allocation{size, type, g_next_alloc_id.fetch_add(1), device,
+                                                              hContext, raw, svm ? Backing::Svm : Backing::Heap});
   *pptr = reinterpret_cast<void*>(p);
   return ZE_RESULT_SUCCESS;
 }
@@ -256,27 +329,37 @@ ze_result_t ZE_APICALL zeMemAllocHost(ze_context_handle_t hContext, const ze_hos
 
 namespace {
 
-ze_result_t free_allocation(void* ptr) {
+/// Frees what the allocation's backing holds.
+void release(const Allocation& a, void* base) {
+  switch (a.backing) {
+    case Backing::Svm: clSVMFree(platform().context, a.raw); break;
+    case Backing::Heap: std::free(a.raw); break;
+    case Backing::Memfd:
+      munmap(base, a.mapped);
+      close(a.fd);
+      break;
+    case Backing::Imported: munmap(base, a.mapped); break;
+  }
+}
+
+ze_result_t free_allocation(ze_context_handle_t context, void* ptr) {
   // Remove from the map first: a concurrent lookup then never finds memory that is being freed.
-  void* raw = nullptr;
-  bool svm = true;
-  if (!allocations().erase(ptr, &raw, &svm)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not a USM base
-  if (svm)
-    clSVMFree(platform().context, raw);
-  else
-    std::free(raw);
+  Allocation a{};
+  if (!allocations().erase(ptr, context, false, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not a USM base
+  release(a, ptr);
   return ZE_RESULT_SUCCESS;
 }
 
 }  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ARGUMENT (ptr is not the base of a live
-/// allocation: nothing is freed).
+/// allocation of this context, or was opened with zeMemOpenIpcHandle (close it with zeMemCloseIpcHandle):
+/// nothing is freed).
 ze_result_t ZE_APICALL zeMemFree(ze_context_handle_t hContext, void* ptr) {
   ZEXCPU_FAULT_POINT("zeMemFree");
   ZEXCPU_CHECK(check_context(hContext));
   if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  return free_allocation(ptr);
+  return free_allocation(hContext, ptr);
 }
 
 /// As zeMemFree, plus INVALID_ENUMERATION (freePolicy). Both policies free at once: zex-cpu does not
@@ -286,7 +369,7 @@ ze_result_t ZE_APICALL zeMemFreeExt(ze_context_handle_t hContext, const ze_memor
   ZEXCPU_CHECK(check_context(hContext));
   if (desc == nullptr || ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (desc->freePolicy > 0x3) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-  return free_allocation(ptr);
+  return free_allocation(hContext, ptr);
 }
 
 /// Unknown pointers answer ZE_MEMORY_TYPE_UNKNOWN (success), as the specification says.
@@ -298,11 +381,19 @@ ze_result_t ZE_APICALL zeMemGetAllocProperties(ze_context_handle_t hContext, con
   if (ptr == nullptr || props == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   void* base = nullptr;
   Allocation a{};
+  size_t vsize = 0;
+  ze_device_handle_t vdevice = nullptr;
+  uint64_t vid = 0;
   if (allocations().find(ptr, &base, &a)) {
     props->type = a.type;
     props->id = a.id;
     props->pageSize = kPageSize;
     if (phDevice != nullptr) *phDevice = a.device;
+  } else if (virtual_memory_mapping(ptr, &base, &vsize, &vdevice, &vid)) {  // as NEO: device memory, 64 KiB pages
+    props->type = ZE_MEMORY_TYPE_DEVICE;
+    props->id = vid;
+    props->pageSize = size_t{64} << 10;
+    if (phDevice != nullptr) *phDevice = vdevice;
   } else {
     props->type = ZE_MEMORY_TYPE_UNKNOWN;
     props->id = 0;
@@ -313,7 +404,8 @@ ze_result_t ZE_APICALL zeMemGetAllocProperties(ze_context_handle_t hContext, con
 }
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, ZE_RESULT_ERROR_UNKNOWN when ptr lies neither in
-/// a USM allocation nor in a built module's constant data (what Intel's driver answers).
+/// a USM allocation, nor in a virtual memory mapping (the mapping's range is answered, as NEO), nor in a
+/// built module's constant data (what Intel's driver answers).
 ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hContext, const void* ptr, void** pBase,
                                             size_t* pSize) {
   ZEXCPU_FAULT_POINT("zeMemGetAddressRange");
@@ -322,13 +414,140 @@ ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hContext, const 
   void* base = nullptr;
   size_t size = 0;
   Allocation a{};
+  ze_device_handle_t vdevice = nullptr;
+  uint64_t vid = 0;
   if (allocations().find(ptr, &base, &a)) {
     size = a.size;
-  } else if (!module_constant_range(ptr, &base, &size)) {
+  } else if (!virtual_memory_mapping(ptr, &base, &size, &vdevice, &vid) && !module_constant_range(ptr, &base, &size)) {
     return ZE_RESULT_ERROR_UNKNOWN;
   }
   if (pBase != nullptr) *pBase = base;
   if (pSize != nullptr) *pSize = size;
+  return ZE_RESULT_SUCCESS;
+}
+
+}  // namespace zexcpu
+
+// ---------------------------------------------------------------------------------------------
+// IPC. A handle is laid out as NEO's opaque IPC handle on Linux (compute-runtime's
+// IpcOpaqueMemoryData), so code written for Intel's driver reads it the same way: the exporter's memfd
+// number at offset 0 and again at 22, the exporter's pid at 16, handle type 0 (fd) at 20, memory type 0
+// (device) at 21; zex-cpu's own words sit in NEO's reserved bytes (30..61): "zex-cpu\0", the size, the
+// id, and the memfd's inode (so a number reused by another file after a free is refused, not mapped).
+// The importer fetches the memfd itself with pidfd_getfd, as NEO does; an application that moved the fd
+// itself (SCM_RIGHTS) and wrote its own number at offset 0 is honoured too (the two copies then differ).
+
+namespace zexcpu {
+namespace {
+
+constexpr size_t kIpcFd = 0, kIpcPid = 16, kIpcType = 20, kIpcMemType = 21, kIpcFdCopy = 22, kIpcMagic = 30,
+                 kIpcSize = 38, kIpcId = 46, kIpcInode = 54;
+constexpr char kIpcMagicText[8] = {'z', 'e', 'x', '-', 'c', 'p', 'u', '\0'};
+
+template <typename T> void put(ze_ipc_mem_handle_t* h, size_t off, T v) { std::memcpy(h->data + off, &v, sizeof v); }
+template <typename T> T get(const ze_ipc_mem_handle_t& h, size_t off) {
+  T v;
+  std::memcpy(&v, h.data + off, sizeof v);
+  return v;
+}
+
+/// An fd of this process for the memfd a handle names, and whether the caller must close it; -1 if none.
+int ipc_fd(const ze_ipc_mem_handle_t& h, bool* owned) {
+  const int fd = get<int>(h, kIpcFd);
+  const int copy = get<int>(h, kIpcFdCopy);
+  const auto pid = get<uint32_t>(h, kIpcPid);
+  *owned = false;
+  if (fd != copy || pid == static_cast<uint32_t>(getpid())) return fd;  // moved by the application, or ours
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0) return -1;  // the exporter has exited (or the kernel predates 5.6)
+  const int local = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
+  close(pidfd);
+  *owned = local >= 0;
+  return local;  // -1: no such fd there any more, or ptrace rules forbid it
+}
+
+}  // namespace
+
+/// Any pointer into a device allocation of this context (the handle names the whole allocation, as NEO's
+/// does). Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ARGUMENT (no allocation of this
+/// context holds ptr), UNSUPPORTED_FEATURE (a host or shared allocation, an opened IPC handle, or a device
+/// allocation made when no memfd could be had: zex-cpu exports memfd-backed device allocations only).
+ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext, const void* ptr, ze_ipc_mem_handle_t* pIpcHandle) {
+  ZEXCPU_FAULT_POINT("zeMemGetIpcHandle");
+  ZEXCPU_CHECK(check_context(hContext));
+  if (ptr == nullptr || pIpcHandle == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  void* base = nullptr;
+  Allocation a{};
+  if (!allocations().find(ptr, &base, &a) || a.context != hContext) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (a.backing != Backing::Memfd) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+  // As NEO: let any process of the user read the fd with pidfd_getfd where Yama restricts ptrace (else
+  // this fails harmlessly).
+  static const bool ptracer = [] {
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    return true;
+  }();
+  (void)ptracer;
+  struct stat st{};
+  if (fstat(a.fd, &st) != 0) return ZE_RESULT_ERROR_UNKNOWN;
+  std::memset(pIpcHandle->data, 0, sizeof pIpcHandle->data);
+  put<int>(pIpcHandle, kIpcFd, a.fd);
+  put<uint32_t>(pIpcHandle, kIpcPid, static_cast<uint32_t>(getpid()));
+  put<uint8_t>(pIpcHandle, kIpcType, 0);
+  put<uint8_t>(pIpcHandle, kIpcMemType, 0);
+  put<int>(pIpcHandle, kIpcFdCopy, a.fd);
+  std::memcpy(pIpcHandle->data + kIpcMagic, kIpcMagicText, sizeof kIpcMagicText);
+  put<uint64_t>(pIpcHandle, kIpcSize, a.size);
+  put<uint64_t>(pIpcHandle, kIpcId, a.id);
+  put<uint64_t>(pIpcHandle, kIpcInode, static_cast<uint64_t>(st.st_ino));
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Maps the allocation a handle names (each call a new mapping, as the specification says); close it
+/// with zeMemCloseIpcHandle. Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION
+/// (flags), INVALID_ARGUMENT (not a zex-cpu handle; the exporter has exited or freed the allocation, or
+/// may not be read with pidfd_getfd; the fd is not that memfd), OUT_OF_HOST_MEMORY (mmap).
+ze_result_t ZE_APICALL zeMemOpenIpcHandle(ze_context_handle_t hContext, ze_device_handle_t hDevice,
+                                          ze_ipc_mem_handle_t handle, ze_ipc_memory_flags_t flags, void** pptr) {
+  ZEXCPU_FAULT_POINT("zeMemOpenIpcHandle");
+  ZEXCPU_CHECK(check_context(hContext));
+  if (hDevice == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (pptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (flags > 0x3) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (!is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (std::memcmp(handle.data + kIpcMagic, kIpcMagicText, sizeof kIpcMagicText) != 0 ||
+      get<uint8_t>(handle, kIpcType) != 0 || get<uint8_t>(handle, kIpcMemType) != 0)
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  const auto size = get<uint64_t>(handle, kIpcSize);
+  bool owned = false;
+  const int fd = ipc_fd(handle, &owned);
+  if (fd < 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  struct stat st{};
+  const size_t mapped = (size + kPageSize - 1) & ~size_t(kPageSize - 1);
+  // Only a memfd answers F_GET_SEALS: a stale or forged number naming some other file is refused.
+  const bool ok = size > 0 && mapped >= size && fcntl(fd, F_GET_SEALS) >= 0 && fstat(fd, &st) == 0 &&
+                  static_cast<uint64_t>(st.st_ino) == get<uint64_t>(handle, kIpcInode) &&
+                  static_cast<uint64_t>(st.st_size) >= mapped;
+  void* p = ok ? mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (owned) close(fd);  // the mapping keeps the memory
+  if (!ok) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (p == MAP_FAILED) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  Allocation a{size, ZE_MEMORY_TYPE_DEVICE, g_next_alloc_id.fetch_add(1), hDevice, hContext, p, Backing::Imported};
+  a.mapped = mapped;
+  allocations().insert(p, a);
+  *pptr = p;
+  return ZE_RESULT_SUCCESS;
+}
+
+/// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ARGUMENT (ptr is not what
+/// zeMemOpenIpcHandle gave on this context: nothing is freed; NEO would free any allocation here).
+ze_result_t ZE_APICALL zeMemCloseIpcHandle(ze_context_handle_t hContext, const void* ptr) {
+  ZEXCPU_FAULT_POINT("zeMemCloseIpcHandle");
+  ZEXCPU_CHECK(check_context(hContext));
+  if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  Allocation a{};
+  void* base = const_cast<void*>(ptr);
+  if (!allocations().erase(base, hContext, true, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  release(a, base);
   return ZE_RESULT_SUCCESS;
 }
 

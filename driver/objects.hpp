@@ -31,6 +31,7 @@ enum Magic : uint32_t {
   kModuleMagic = 0x7a434f4d,    // "MOCz"
   kKernelMagic = 0x7a434e4b,    // "KNCz"
   kBuildLogMagic = 0x7a43474c,  // "LGCz"
+  kPhysicalMemMagic = 0x7a434d50,  // "PMCz"
   kDeadMagic = 0xdeadbeef,
 };
 
@@ -169,6 +170,10 @@ uint32_t device_count();
 ze_device_handle_t root_device(uint32_t i);
 /// The reported device type (ZEX_CPU_DEVICE_TYPE=cpu|gpu, default cpu).
 ze_device_type_t device_type();
+/// True when `ptr` lies in a mapping of a virtual memory reservation (virtual_memory.cpp); then *base and
+/// *size describe that mapping (as NEO's zeMemGetAddressRange), *device is its physical memory's device
+/// and *id its allocation id. Addresses reserved but not mapped are not found. Thread-safe.
+bool virtual_memory_mapping(const void* ptr, void** base, size_t* size, ze_device_handle_t* device, uint64_t* id);
 /// True for a live command queue of zex-cpu (command_queue.cpp).
 bool is_command_queue(ze_command_queue_handle_t h);
 /// Registered with atexit() by zeInit: stops every list's and queue's worker before exit() tears

@@ -144,4 +144,60 @@ TEST(MultiDevice, AKernelOfOneDeviceIsRefusedOnAnotherDevicesStream) {
   EXPECT_EQ(out[0], 1);
 }
 
+// A runtime's own context over all devices, adopted: zex finds every device and sub-device by the
+// runtime's raw handles, serves a stream on each, names the right one in each exception, and leaves the
+// context to the runtime.
+TEST(MultiDevice, AnAdoptedContextServesEveryDeviceAndSubDevice) {
+  REQUIRE_2X2();
+  ASSERT_EQ(zeInit(0), ZE_RESULT_SUCCESS);
+  uint32_t n = 1;
+  ze_driver_handle_t driver = nullptr;
+  ASSERT_EQ(zeDriverGet(&n, &driver), ZE_RESULT_SUCCESS);
+  std::vector<ze_device_handle_t> raw;
+  uint32_t roots = 0;
+  ASSERT_EQ(zeDeviceGet(driver, &roots, nullptr), ZE_RESULT_SUCCESS);
+  std::vector<ze_device_handle_t> root_handles(roots);
+  ASSERT_EQ(zeDeviceGet(driver, &roots, root_handles.data()), ZE_RESULT_SUCCESS);
+  for (ze_device_handle_t r : root_handles) {
+    raw.push_back(r);
+    uint32_t subs = 0;
+    ASSERT_EQ(zeDeviceGetSubDevices(r, &subs, nullptr), ZE_RESULT_SUCCESS);
+    std::vector<ze_device_handle_t> sub(subs);
+    ASSERT_EQ(zeDeviceGetSubDevices(r, &subs, sub.data()), ZE_RESULT_SUCCESS);
+    raw.insert(raw.end(), sub.begin(), sub.end());
+  }
+  ASSERT_EQ(raw.size(), 6u);
+  ze_context_desc_t cd = {ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  ze_context_handle_t context = nullptr;
+  ASSERT_EQ(zeContextCreateEx(driver, &cd, static_cast<uint32_t>(raw.size()), raw.data(), &context),
+            ZE_RESULT_SUCCESS);
+  {
+    zex::Context ctx(driver, context);
+    EXPECT_EQ(ctx.device_count(), 2u);
+    const auto spv = read_file(zex_test::kernel_spv());
+    std::set<std::string> names;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      zex::Device d = ctx.device_for(raw[i]);
+      EXPECT_EQ(d.handle(), raw[i]);
+      names.insert(d.name());
+      zex::Module mod(d, spv);
+      zex::Kernel k = mod.kernel("throw_at");
+      zex::Stream s(d);
+      zex_test::Usm<int> out(16, context, raw[i]);
+      s.launch(k, cfg1d(1, 16, 2), out.get(), static_cast<uint32_t>(i), uint32_t(0));
+      try {
+        s.synchronize();
+        ADD_FAILURE() << "no exception on " << d.name();
+      } catch (const zex::KernelException& e) {
+        EXPECT_NE(std::string(e.what()).find(" on " + d.name()), std::string::npos) << e.what();
+        ASSERT_TRUE(e.global_id().has_value());
+        EXPECT_EQ((*e.global_id())[0], i);
+      }
+    }
+    EXPECT_EQ(names.size(), 6u);
+  }
+  EXPECT_EQ(zeContextGetStatus(context), ZE_RESULT_SUCCESS) << "zex left the adopted context alive";
+  EXPECT_EQ(zeContextDestroy(context), ZE_RESULT_SUCCESS);
+}
+
 }  // namespace

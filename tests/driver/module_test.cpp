@@ -48,6 +48,30 @@ TEST_F(Module, SpecConstantsPartlyOverridden) {
   EXPECT_EQ(out[1], 5);
 }
 
+// Intel's driver (compute-runtime, ModuleTranslationUnit::processSpecConstantInfo) fails zeModuleCreate with
+// ZE_RESULT_ERROR_MODULE_BUILD_FAILURE when pConstants names an id the module does not declare; zex-cpu does
+// the same, and its build log names the id (NEO's says nothing).
+TEST_F(Module, UndeclaredSpecConstantIdFailsTheBuildAsIntelsDriverDoes) {
+  std::vector<uint8_t> spv = zt::read_spirv("spec_const");
+  ASSERT_FALSE(spv.empty());
+  uint32_t ids[] = {9, 0x1000};
+  int32_t v9 = 5, v = 1;
+  const void* vals[] = {&v9, &v};
+  ze_module_constants_t c = {2, ids, vals};
+  ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spv.size(),
+                         spv.data(), nullptr, &c};
+  ze_module_handle_t m = nullptr;
+  ze_module_build_log_handle_t log = nullptr;
+  EXPECT_ZE(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE, zeModuleCreate(context, device, &md, &m, &log));
+  EXPECT_EQ(m, nullptr);
+  std::string text = build_log(log);
+  EXPECT_NE(text.find("specialization constant id 4096 is not declared by the module"), std::string::npos) << text;
+  // The declared ids alone still build.
+  c.numConstants = 1;
+  ZE_OK(zeModuleCreate(context, device, &md, &m, nullptr));
+  EXPECT_ZE_OK(zeModuleDestroy(m));
+}
+
 TEST_F(Module, SuccessfulBuildHasLog) {
   std::vector<uint8_t> spv = zt::read_spirv("basic");
   ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spv.size(),
