@@ -43,7 +43,7 @@ test-asan: deps
 # TSan: the multi-thread tests (CTest label `threads`), so only their binaries and zex-cpu are built.
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DZEX_SANITIZE=thread $(SANITIZE_ARGS)
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target zex_tests driver_conformance zex_device_lost_tests
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target zex_tests driver_conformance zex_device_lost_tests zex_multi_device_tests
 	cd $(TSAN_BUILD) && ctest --output-on-failure --timeout 1800 -L threads
 
 clean:

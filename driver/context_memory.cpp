@@ -1,6 +1,6 @@
 // Contexts and unified shared memory. Host and shared allocations are PoCL SVM allocations; device
-// allocations are memfd mappings (so that zeMemGetIpcHandle can hand their pages to another process),
-// falling back to SVM when no memfd can be had. On PoCL's CPU device all of them are ordinary host memory
+// allocations of 64 KiB and more are memfd mappings (so that zeMemGetIpcHandle can hand their pages to
+// another process), within a budget of file descriptors, and SVM allocations otherwise. On PoCL's CPU device all of them are ordinary host memory
 // that kernels receive as raw pointers, so the host may touch any of them directly (a difference from a
 // discrete GPU, where device allocations are not host-accessible). The allocations live in one ordered
 // map so that zeMemGetAddressRange and zeMemGetAllocProperties can answer for interior pointers.
@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -46,8 +47,9 @@ struct Allocation {
   ze_context_handle_t context;
   void* raw;
   Backing backing;
-  int fd = -1;        // Memfd
-  size_t mapped = 0;  // Memfd, Imported: the length of the mapping at the base
+  int fd = -1;         // Memfd
+  size_t mapped = 0;   // Memfd, Imported: the length of the mapping at the base
+  uint64_t inode = 0;  // Memfd: the memfd's, read when it was made (an IPC handle carries it)
 };
 
 class AllocationMap {
@@ -56,13 +58,13 @@ class AllocationMap {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     map_.emplace(reinterpret_cast<uintptr_t>(base), a);
   }
-  /// Removes the allocation of `context` that starts exactly at `base` and is (`imported`) or is not an
-  /// opened IPC handle, and gives it; false (nothing removed) if there is none.
-  bool erase(void* base, ze_context_handle_t context, bool imported, Allocation* out) {
+  /// Removes the allocation that starts exactly at `base` and is (`imported`) or is not an opened IPC
+  /// handle, and gives it; false (nothing removed) if there is none. Any context of the driver may free
+  /// an allocation, as on NEO (whose allocations are the driver's).
+  bool erase(void* base, bool imported, Allocation* out) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     auto it = map_.find(reinterpret_cast<uintptr_t>(base));
-    if (it == map_.end() || it->second.context != context || (it->second.backing == Backing::Imported) != imported)
-      return false;
+    if (it == map_.end() || (it->second.backing == Backing::Imported) != imported) return false;
     *out = it->second;
     map_.erase(it);
     return true;
@@ -105,17 +107,55 @@ bool relaxed_max_size(const void* pNext) {
   return false;
 }
 
+/// Device allocations of at least this size are memfds (exportable): below it, the page, the mapping and
+/// the three system calls a memfd costs outweigh the allocation (NEO pools small allocations too).
+constexpr size_t kMemfdMinSize = size_t{64} << 10;
+
+/// The file descriptors device allocations may hold at once: a quarter of the soft RLIMIT_NOFILE, at most
+/// 4096, placed at the top of that range (F_DUPFD_CLOEXEC), so that the application keeps the low numbers
+/// (and select()'s FD_SETSIZE) and its own files never run out because of us.
+struct FdBudget {
+  int limit = 0;   // memfds at once
+  int lowest = 0;  // the lowest number one takes
+  std::atomic<int> used{0};
+  FdBudget() {
+    rlimit r{};
+    const rlim_t soft = getrlimit(RLIMIT_NOFILE, &r) == 0 ? r.rlim_cur : 1024;
+    const rlim_t cap = soft == RLIM_INFINITY ? rlim_t{1} << 20 : soft;
+    limit = static_cast<int>(std::min<rlim_t>(4096, cap / 4));
+    lowest = static_cast<int>(std::min<rlim_t>(16384, cap - static_cast<rlim_t>(limit)));
+  }
+  bool take() {
+    if (used.fetch_add(1) < limit) return true;
+    used.fetch_sub(1);
+    return false;
+  }
+  void give() { used.fetch_sub(1); }
+};
+FdBudget& fd_budget() {
+  static auto* b = new FdBudget;
+  return *b;
+}
+
 /// A shared mapping of a new memfd of `size` bytes (rounded up to pages) at an address aligned to
-/// `alignment` (at least a page); *fd and *mapped describe it. nullptr when any step fails (nothing is
-/// left behind).
-void* map_memfd(size_t size, size_t alignment, int* fd, size_t* mapped) {
+/// `alignment` (at least a page), not inherited by fork() (the translator's child, an application's
+/// children: as on a GPU, device memory is not theirs); *fd, *mapped and *inode describe it. nullptr
+/// when the fd budget is spent or any step fails (nothing is left behind).
+void* map_memfd(size_t size, size_t alignment, int* fd, size_t* mapped, uint64_t* inode) {
   const size_t len = (size + kPageSize - 1) & ~size_t(kPageSize - 1);
   const size_t align = std::max<size_t>(alignment, kPageSize);
   if (len < size || len > SIZE_MAX - align) return nullptr;
-  const int f = memfd_create("zex-cpu device memory", MFD_CLOEXEC);
-  if (f < 0) return nullptr;
-  if (ftruncate(f, static_cast<off_t>(len)) != 0) {
+  if (!fd_budget().take()) return nullptr;
+  int f = memfd_create("zex-cpu device memory", MFD_CLOEXEC);
+  if (f >= 0 && f < fd_budget().lowest) {  // move it up, out of the application's way
+    const int high = fcntl(f, F_DUPFD_CLOEXEC, fd_budget().lowest);
     close(f);
+    f = high;
+  }
+  struct stat st{};
+  if (f < 0 || ftruncate(f, static_cast<off_t>(len)) != 0 || fstat(f, &st) != 0) {
+    if (f >= 0) close(f);
+    fd_budget().give();
     return nullptr;
   }
   void* p = MAP_FAILED;
@@ -137,10 +177,13 @@ void* map_memfd(size_t size, size_t alignment, int* fd, size_t* mapped) {
   }
   if (p == MAP_FAILED) {
     close(f);
+    fd_budget().give();
     return nullptr;
   }
+  madvise(p, len, MADV_DONTFORK);
   *fd = f;
   *mapped = len;
+  *inode = static_cast<uint64_t>(st.st_ino);
   return p;
 }
 
@@ -158,16 +201,18 @@ ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t
     flags |= CL_MEM_SVM_FINE_GRAIN_BUFFER;
     if (device_info().svm_caps & CL_DEVICE_SVM_ATOMICS) flags |= CL_MEM_SVM_ATOMICS;
   }
-  if (type == ZE_MEMORY_TYPE_DEVICE) {
+  // Device allocations from 64 KiB up to maxMemAllocSize (a relaxed one above it could overcommit: a
+  // memfd reserves nothing, so it stays heap memory, which fails at once when there is none).
+  if (type == ZE_MEMORY_TYPE_DEVICE && size >= kMemfdMinSize && size <= device_info().max_alloc) {
     Allocation a{size, type, 0, device, hContext, nullptr, Backing::Memfd};
-    if (void* p = map_memfd(size, alignment, &a.fd, &a.mapped)) {
+    if (void* p = map_memfd(size, alignment, &a.fd, &a.mapped, &a.inode)) {
       a.raw = p;
       a.id = g_next_alloc_id.fetch_add(1);
       allocations().insert(p, a);
       *pptr = p;
       return ZE_RESULT_SUCCESS;
     }
-    // Out of file descriptors or mappings: SVM memory works just as well, only not for IPC.
+    // Out of the fd budget, file descriptors or mappings: SVM memory works just as well, only not for IPC.
   }
   // PoCL's SVM allocator aligns to at most kSvmMaxAlign bytes; a larger alignment over-allocates and
   // hands out an aligned interior pointer (PoCL's CPU device accepts any pointer into an SVM block).
@@ -237,6 +282,7 @@ ze_result_t ZE_APICALL zeContextCreateEx(ze_driver_handle_t hDriver, const ze_co
 ze_result_t ZE_APICALL zeContextDestroy(ze_context_handle_t hContext) {
   ZEXCPU_FAULT_POINT("zeContextDestroy");
   ZEXCPU_CHECK(check_context(hContext));
+  release_virtual_memory(hContext);
   hContext->magic = kDeadMagic;
   delete hContext;
   return ZE_RESULT_SUCCESS;
@@ -337,15 +383,16 @@ void release(const Allocation& a, void* base) {
     case Backing::Memfd:
       munmap(base, a.mapped);
       close(a.fd);
+      fd_budget().give();
       break;
     case Backing::Imported: munmap(base, a.mapped); break;
   }
 }
 
-ze_result_t free_allocation(ze_context_handle_t context, void* ptr) {
+ze_result_t free_allocation(void* ptr) {
   // Remove from the map first: a concurrent lookup then never finds memory that is being freed.
   Allocation a{};
-  if (!allocations().erase(ptr, context, false, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not a USM base
+  if (!allocations().erase(ptr, false, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not a USM base
   release(a, ptr);
   return ZE_RESULT_SUCCESS;
 }
@@ -353,13 +400,13 @@ ze_result_t free_allocation(ze_context_handle_t context, void* ptr) {
 }  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ARGUMENT (ptr is not the base of a live
-/// allocation of this context, or was opened with zeMemOpenIpcHandle (close it with zeMemCloseIpcHandle):
+/// allocation, or was opened with zeMemOpenIpcHandle (close it with zeMemCloseIpcHandle):
 /// nothing is freed).
 ze_result_t ZE_APICALL zeMemFree(ze_context_handle_t hContext, void* ptr) {
   ZEXCPU_FAULT_POINT("zeMemFree");
   ZEXCPU_CHECK(check_context(hContext));
   if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  return free_allocation(hContext, ptr);
+  return free_allocation(ptr);
 }
 
 /// As zeMemFree, plus INVALID_ENUMERATION (freePolicy). Both policies free at once: zex-cpu does not
@@ -369,7 +416,7 @@ ze_result_t ZE_APICALL zeMemFreeExt(ze_context_handle_t hContext, const ze_memor
   ZEXCPU_CHECK(check_context(hContext));
   if (desc == nullptr || ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (desc->freePolicy > 0x3) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-  return free_allocation(hContext, ptr);
+  return free_allocation(ptr);
 }
 
 /// Unknown pointers answer ZE_MEMORY_TYPE_UNKNOWN (success), as the specification says.
@@ -389,7 +436,7 @@ ze_result_t ZE_APICALL zeMemGetAllocProperties(ze_context_handle_t hContext, con
     props->id = a.id;
     props->pageSize = kPageSize;
     if (phDevice != nullptr) *phDevice = a.device;
-  } else if (virtual_memory_mapping(ptr, &base, &vsize, &vdevice, &vid)) {  // as NEO: device memory, 64 KiB pages
+  } else if (virtual_memory_mapping(hContext, ptr, &base, &vsize, &vdevice, &vid)) {  // as NEO: device memory, 64 KiB pages
     props->type = ZE_MEMORY_TYPE_DEVICE;
     props->id = vid;
     props->pageSize = size_t{64} << 10;
@@ -418,7 +465,7 @@ ze_result_t ZE_APICALL zeMemGetAddressRange(ze_context_handle_t hContext, const 
   uint64_t vid = 0;
   if (allocations().find(ptr, &base, &a)) {
     size = a.size;
-  } else if (!virtual_memory_mapping(ptr, &base, &size, &vdevice, &vid) && !module_constant_range(ptr, &base, &size)) {
+  } else if (!virtual_memory_mapping(hContext, ptr, &base, &size, &vdevice, &vid) && !module_constant_range(ptr, &base, &size)) {
     return ZE_RESULT_ERROR_UNKNOWN;
   }
   if (pBase != nullptr) *pBase = base;
@@ -459,26 +506,28 @@ int ipc_fd(const ze_ipc_mem_handle_t& h, bool* owned) {
   *owned = false;
   if (fd != copy || pid == static_cast<uint32_t>(getpid())) return fd;  // moved by the application, or ours
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
-  if (pidfd < 0) return -1;  // the exporter has exited (or the kernel predates 5.6)
-  const int local = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
-  close(pidfd);
+  const int local = pidfd < 0 ? -1 : static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
+  if (pidfd >= 0) close(pidfd);
   *owned = local >= 0;
-  return local;  // -1: no such fd there any more, or ptrace rules forbid it
+  // The exporter has exited or may not be read (ptrace rules, a kernel before 5.6): the application may
+  // still have moved the fd here under the same number. The caller's inode check tells.
+  return local >= 0 ? local : fd;
 }
 
 }  // namespace
 
-/// Any pointer into a device allocation of this context (the handle names the whole allocation, as NEO's
-/// does). Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ARGUMENT (no allocation of this
-/// context holds ptr), UNSUPPORTED_FEATURE (a host or shared allocation, an opened IPC handle, or a device
-/// allocation made when no memfd could be had: zex-cpu exports memfd-backed device allocations only).
+/// Any pointer into a device allocation (the handle names the whole allocation, as NEO's does). Errors:
+/// INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ARGUMENT (no allocation holds ptr),
+/// UNSUPPORTED_FEATURE (a host or shared allocation, an opened IPC handle, a device allocation below
+/// 64 KiB, or one made when the fd budget was spent or no memfd could be had: zex-cpu exports
+/// memfd-backed device allocations only; docs/cpu-driver.md, "Memory IPC").
 ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext, const void* ptr, ze_ipc_mem_handle_t* pIpcHandle) {
   ZEXCPU_FAULT_POINT("zeMemGetIpcHandle");
   ZEXCPU_CHECK(check_context(hContext));
   if (ptr == nullptr || pIpcHandle == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   void* base = nullptr;
   Allocation a{};
-  if (!allocations().find(ptr, &base, &a) || a.context != hContext) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (!allocations().find(ptr, &base, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (a.backing != Backing::Memfd) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
   // As NEO: let any process of the user read the fd with pidfd_getfd where Yama restricts ptrace (else
   // this fails harmlessly).
@@ -487,8 +536,6 @@ ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext, const voi
     return true;
   }();
   (void)ptracer;
-  struct stat st{};
-  if (fstat(a.fd, &st) != 0) return ZE_RESULT_ERROR_UNKNOWN;
   std::memset(pIpcHandle->data, 0, sizeof pIpcHandle->data);
   put<int>(pIpcHandle, kIpcFd, a.fd);
   put<uint32_t>(pIpcHandle, kIpcPid, static_cast<uint32_t>(getpid()));
@@ -498,7 +545,7 @@ ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext, const voi
   std::memcpy(pIpcHandle->data + kIpcMagic, kIpcMagicText, sizeof kIpcMagicText);
   put<uint64_t>(pIpcHandle, kIpcSize, a.size);
   put<uint64_t>(pIpcHandle, kIpcId, a.id);
-  put<uint64_t>(pIpcHandle, kIpcInode, static_cast<uint64_t>(st.st_ino));
+  put<uint64_t>(pIpcHandle, kIpcInode, a.inode);  // read when the memfd was made: its fd number may be reused
   return ZE_RESULT_SUCCESS;
 }
 
@@ -531,6 +578,7 @@ ze_result_t ZE_APICALL zeMemOpenIpcHandle(ze_context_handle_t hContext, ze_devic
   if (owned) close(fd);  // the mapping keeps the memory
   if (!ok) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (p == MAP_FAILED) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  madvise(p, mapped, MADV_DONTFORK);
   Allocation a{size, ZE_MEMORY_TYPE_DEVICE, g_next_alloc_id.fetch_add(1), hDevice, hContext, p, Backing::Imported};
   a.mapped = mapped;
   allocations().insert(p, a);
@@ -546,7 +594,7 @@ ze_result_t ZE_APICALL zeMemCloseIpcHandle(ze_context_handle_t hContext, const v
   if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   Allocation a{};
   void* base = const_cast<void*>(ptr);
-  if (!allocations().erase(base, hContext, true, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (!allocations().erase(base, true, &a)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   release(a, base);
   return ZE_RESULT_SUCCESS;
 }

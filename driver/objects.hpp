@@ -170,10 +170,14 @@ uint32_t device_count();
 ze_device_handle_t root_device(uint32_t i);
 /// The reported device type (ZEX_CPU_DEVICE_TYPE=cpu|gpu, default cpu).
 ze_device_type_t device_type();
-/// True when `ptr` lies in a mapping of a virtual memory reservation (virtual_memory.cpp); then *base and
-/// *size describe that mapping (as NEO's zeMemGetAddressRange), *device is its physical memory's device
-/// and *id its allocation id. Addresses reserved but not mapped are not found. Thread-safe.
-bool virtual_memory_mapping(const void* ptr, void** base, size_t* size, ze_device_handle_t* device, uint64_t* id);
+/// True when `ptr` lies in a mapping of a virtual memory reservation of `context` (virtual_memory.cpp);
+/// then *base and *size describe that mapping (as NEO's zeMemGetAddressRange), *device is its physical
+/// memory's device and *id its allocation id. Addresses reserved but not mapped are not found. Thread-safe.
+bool virtual_memory_mapping(ze_context_handle_t context, const void* ptr, void** base, size_t* size,
+                            ze_device_handle_t* device, uint64_t* id);
+/// zeContextDestroy: frees the context's reservations (and so its mappings) and physical memory objects,
+/// which the application should have released; nothing of another context is touched.
+void release_virtual_memory(ze_context_handle_t context);
 /// True for a live command queue of zex-cpu (command_queue.cpp).
 bool is_command_queue(ze_command_queue_handle_t h);
 /// Registered with atexit() by zeInit: stops every list's and queue's worker before exit() tears

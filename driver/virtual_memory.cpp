@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <set>
 #include <atomic>
 #include <mutex>
 
@@ -65,6 +66,7 @@ struct Reservation {
 struct VmState {
   std::mutex mutex;
   std::map<uintptr_t, Reservation> reservations;  // by base; disjoint
+  std::set<ze_physical_mem_handle_t> physical;     // live objects: a handle is looked up, never trusted
 };
 
 VmState& vm() {
@@ -98,6 +100,11 @@ ze_result_t check_range(const void* ptr, size_t size, bool strict) {
   if (size == 0 || size % page != 0) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
   if (reinterpret_cast<uintptr_t>(ptr) % page != 0) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
   return ZE_RESULT_SUCCESS;
+}
+
+/// True for a live physical memory object of `context`. Caller holds the mutex.
+bool live_physical(ze_physical_mem_handle_t h, ze_context_handle_t context) {
+  return vm().physical.count(h) != 0 && h->context == context;
 }
 
 /// The reservation of `context` holding all of [lo, hi), or nullptr. Caller holds the mutex.
@@ -207,6 +214,8 @@ ze_result_t ZE_APICALL zePhysicalMemCreate(ze_context_handle_t hContext, ze_devi
   if (!is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (desc->flags > 0x1) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (desc->size == 0 || desc->size % page_for(desc->size) != 0) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+  // A memfd reserves nothing: refuse what the machine cannot hold now rather than fault on first touch.
+  if (desc->size > device_info().global_mem) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
   auto* p = new (std::nothrow) _ze_physical_mem_handle_t;
   if (p == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   p->fd = memfd_create("zex-cpu physical memory", MFD_CLOEXEC);
@@ -218,6 +227,10 @@ ze_result_t ZE_APICALL zePhysicalMemCreate(ze_context_handle_t hContext, ze_devi
   p->context = hContext;
   p->device = hDevice;
   p->size = desc->size;
+  {
+    std::lock_guard<std::mutex> lock(vm().mutex);
+    vm().physical.insert(p);
+  }
   *phPhysicalMemory = p;
   return ZE_RESULT_SUCCESS;
 }
@@ -229,9 +242,9 @@ ze_result_t ZE_APICALL zePhysicalMemDestroy(ze_context_handle_t hContext, ze_phy
   ZEXCPU_CHECK(check_context(hContext));
   if (hPhysicalMemory == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   std::lock_guard<std::mutex> lock(vm().mutex);
-  if (hPhysicalMemory->magic != kPhysicalMemMagic || hPhysicalMemory->context != hContext)
-    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (!live_physical(hPhysicalMemory, hContext)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (hPhysicalMemory->mappings != 0) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+  vm().physical.erase(hPhysicalMemory);
   close(hPhysicalMemory->fd);
   hPhysicalMemory->magic = kDeadMagic;
   delete hPhysicalMemory;
@@ -254,8 +267,7 @@ ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, const void*
   if (offset % kSmallPage != 0) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
   std::lock_guard<std::mutex> lock(vm().mutex);
   ze_physical_mem_handle_t phys = hPhysicalMemory;
-  if (phys->magic != kPhysicalMemMagic || phys->context != hContext || phys->mappings != 0)
-    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (!live_physical(phys, hContext) || phys->mappings != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (offset > phys->size || size > phys->size - offset) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
   if (lo > UINTPTR_MAX - size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
@@ -277,12 +289,12 @@ ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, const void*
 }
 
 /// Unmaps whole mappings: [ptr, ptr + size) must be one mapping or several adjacent ones. Errors:
-/// INVALID_ARGUMENT (anything else: nothing changes), UNSUPPORTED_SIZE / _ALIGNMENT (as zeVirtualMemMap),
+/// INVALID_ARGUMENT (anything else: nothing changes), UNSUPPORTED_SIZE / _ALIGNMENT (64 KiB),
 /// OUT_OF_HOST_MEMORY (mmap failed).
 ze_result_t ZE_APICALL zeVirtualMemUnmap(ze_context_handle_t hContext, const void* ptr, size_t size) {
   ZEXCPU_FAULT_POINT("zeVirtualMemUnmap");
   ZEXCPU_CHECK(check_context(hContext));
-  ZEXCPU_CHECK(check_range(ptr, size, true));
+  ZEXCPU_CHECK(check_range(ptr, size, false));  // each mapping met the page rule when it was made
   const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
   if (lo > UINTPTR_MAX - size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   const uintptr_t hi = lo + size;
@@ -358,14 +370,15 @@ ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handle_t hConte
   return ZE_RESULT_SUCCESS;
 }
 
-bool virtual_memory_mapping(const void* ptr, void** base, size_t* size, ze_device_handle_t* device, uint64_t* id) {
+bool virtual_memory_mapping(ze_context_handle_t context, const void* ptr, void** base, size_t* size,
+                            ze_device_handle_t* device, uint64_t* id) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(vm().mutex);
   auto& rs = vm().reservations;
   auto it = rs.upper_bound(p);
   if (it == rs.begin()) return false;
   --it;
-  if (p - it->first >= it->second.size) return false;
+  if (p - it->first >= it->second.size || it->second.context != context) return false;
   auto& ms = it->second.mappings;
   auto m = ms.upper_bound(p);
   if (m == ms.begin()) return false;
@@ -376,6 +389,29 @@ bool virtual_memory_mapping(const void* ptr, void** base, size_t* size, ze_devic
   *device = m->second.phys->device;
   *id = m->second.id;
   return true;
+}
+
+void release_virtual_memory(ze_context_handle_t context) {
+  std::lock_guard<std::mutex> lock(vm().mutex);
+  for (auto it = vm().reservations.begin(); it != vm().reservations.end();) {
+    if (it->second.context != context) {
+      ++it;
+      continue;
+    }
+    munmap(reinterpret_cast<void*>(it->first), it->second.size);  // and whatever is mapped in it
+    it = vm().reservations.erase(it);
+  }
+  for (auto it = vm().physical.begin(); it != vm().physical.end();) {
+    ze_physical_mem_handle_t h = *it;
+    if (h->context != context) {
+      ++it;
+      continue;
+    }
+    close(h->fd);
+    h->magic = kDeadMagic;
+    delete h;
+    it = vm().physical.erase(it);
+  }
 }
 
 }  // namespace zexcpu

@@ -82,18 +82,24 @@ if(ZEX_CPU_DRIVER)
                     ENV ZEX_TEST_FAULT=${name} ZEX_CPU_FAIL=${rule})
   endforeach()
 endif()
+# A suite that needs a process of its own (zex-cpu configured by its environment at zeInit): one binary
+# per source, linked like zex_tests, its CTest entries added by the caller.
+function(zex_add_process_suite name source)
+  add_executable(${name} ${source})
+  add_dependencies(${name} zex_test_kernels ze_zex_cpu)
+  target_compile_definitions(${name} PRIVATE
+    ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
+    ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}"
+    ZEX_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_libraries(${name} PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
+  zex_target_warnings(${name})
+endfunction()
+
 # The fault-injection sweep (docs/reliability.md): every Level Zero call zex makes fails at its 1st,
 # 2nd and 3rd call, one child process per rule; zex-cpu only (ZEX_CPU_FAIL). Its own binary, so that
 # the children it re-executes load no other suite, and the full zex_tests runs never start it.
 if(ZEX_CPU_DRIVER)
-  add_executable(zex_fault_sweep fault_sweep_test.cpp)
-  add_dependencies(zex_fault_sweep zex_test_kernels ze_zex_cpu)
-  target_compile_definitions(zex_fault_sweep PRIVATE
-    ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
-    ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}"
-    ZEX_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  target_link_libraries(zex_fault_sweep PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
-  zex_target_warnings(zex_fault_sweep)
+  zex_add_process_suite(zex_fault_sweep fault_sweep_test.cpp)
   zex_add_l0_test(zex_fault_sweep COMMAND zex_fault_sweep
                   ENV ZEX_TEST_SWEEP=1 ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep.md)
   # The same on the event path (zex-cpu's host synchronize switched off): the streams' event pools,
@@ -105,13 +111,7 @@ endif()
 # A lost device (ZEX_CPU_LOSE_DEVICE; docs/integration.md "When the device is lost"): the loss lasts
 # for the process, so each mode is a process of its own; zex-cpu only. Again under the validation layer.
 if(ZEX_CPU_DRIVER)
-  add_executable(zex_device_lost_tests device_lost_test.cpp)
-  add_dependencies(zex_device_lost_tests zex_test_kernels ze_zex_cpu)
-  target_compile_definitions(zex_device_lost_tests PRIVATE
-    ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
-    ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}")
-  target_link_libraries(zex_device_lost_tests PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
-  zex_target_warnings(zex_device_lost_tests)
+  zex_add_process_suite(zex_device_lost_tests device_lost_test.cpp)
   foreach(m IN ITEMS "full|" "no-info-log|ZEX_CPU_NO_INFO_LOG=1" "no-sysman|ZEX_SYSMAN=0" "adopted|" "off|ZEX_DEVICE_REPORT=0")
     string(REPLACE "|" ";" parts "${m}")
     list(GET parts 0 name)
@@ -134,13 +134,7 @@ endif()
 # Several devices (issue 10): zex-cpu as two devices of two sub-devices each, a process of its own (the
 # topology is read at zeInit), also under the validation layer.
 if(ZEX_CPU_DRIVER)
-  add_executable(zex_multi_device_tests multi_device_test.cpp)
-  add_dependencies(zex_multi_device_tests zex_test_kernels ze_zex_cpu)
-  target_compile_definitions(zex_multi_device_tests PRIVATE
-    ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
-    ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}")
-  target_link_libraries(zex_multi_device_tests PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
-  zex_target_warnings(zex_multi_device_tests)
+  zex_add_process_suite(zex_multi_device_tests multi_device_test.cpp)
   zex_add_l0_test(zex_multi_device COMMAND zex_multi_device_tests ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)
   zex_add_l0_test(zex_multi_device_validation COMMAND zex_multi_device_tests
                   ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2 ZEX_CPU_DEVICE_TYPE=gpu ${ZEX_VALIDATION_ENV})
@@ -157,6 +151,10 @@ if(ZEX_SANITIZE_MODE STREQUAL "thread")
   zex_add_l0_test(zex_tests_threads COMMAND zex_tests
     --gtest_filter=*Thread*:*Concurren*:StreamStress.*:Stream.ManyLaunchesQueuedBehindTheCallersOwnEventDoNotDeadlock)
   set_tests_properties(zex_tests_threads PROPERTIES LABELS threads)
+  if(ZEX_CPU_DRIVER)  # six devices' threads throwing at once
+    zex_add_l0_test(zex_multi_device_threads COMMAND zex_multi_device_tests ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)
+    set_tests_properties(zex_multi_device_threads PROPERTIES LABELS threads)
+  endif()
 endif()
 # No driver at all: the loader is pointed at a file that does not exist.
 add_test(NAME zex_tests_no_driver COMMAND zex_tests --gtest_filter=NoDriver.*)

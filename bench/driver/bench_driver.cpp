@@ -1,6 +1,6 @@
 // zex-cpu driver benchmark: launch latency and rate on an immediate list, a 2^24-element vector add through
 // zex-cpu against the same kernel through PoCL's OpenCL API directly (same process, same PoCL device, same
-// run), and module build time with PoCL's kernel cache cold and warm.
+// run), module build time with PoCL's kernel cache cold and warm, and device against host allocations.
 //
 // Level Zero is reached only through the system loader (ZE_ENABLE_ALT_DRIVERS=<libze_zex_cpu.so>, set by the
 // run-bench-driver target). PoCL is reached through the OpenCL ICD loader, platform picked by name.
@@ -179,6 +179,31 @@ Cl& cl() {
   }();
   return c;
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Allocation: a device allocation is a memfd mapping (exportable), a host allocation a PoCL SVM block, the
+// baseline of the same run. Arg: bytes; each iteration allocates, writes one byte per page, frees.
+
+void alloc_touch_free(benchmark::State& state, bool device) {
+  Ze& z = ze();
+  if (!z.error.empty()) return state.SkipWithError(z.error.c_str());
+  const size_t size = static_cast<size_t>(state.range(0));
+  ze_device_mem_alloc_desc_t dd = {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  for (auto _ : state) {
+    void* p = nullptr;
+    ze_result_t r = device ? zeMemAllocDevice(z.context, &dd, size, 64, z.device, &p)
+                           : zeMemAllocHost(z.context, &hd, size, 64, &p);
+    if (r != ZE_RESULT_SUCCESS) return state.SkipWithError("allocation failed");
+    for (size_t off = 0; off < size; off += 4096) static_cast<volatile char*>(p)[off] = 1;
+    zeMemFree(z.context, p);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_AllocTouchFree_Device(benchmark::State& s) { alloc_touch_free(s, true); }
+void BM_AllocTouchFree_Host(benchmark::State& s) { alloc_touch_free(s, false); }
+BENCHMARK(BM_AllocTouchFree_Device)->Arg(256)->Arg(64 << 10)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllocTouchFree_Host)->Arg(256)->Arg(64 << 10)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------------------------------------------------
 // Launch latency and rate

@@ -4,6 +4,7 @@
 #include "l0_fixture.hpp"
 
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,6 +120,15 @@ TEST_F(Ipc, OpenedInTheSameProcessItIsTheSameMemoryAtAnotherAddress) {
   ZE_OK(zeMemOpenIpcHandle(context, device, h, ZE_IPC_MEMORY_FLAG_BIAS_UNCACHED, reinterpret_cast<void**>(&r)));
   EXPECT_NE(q, p);
   EXPECT_NE(q, r) << "each open gives its own pointer (the specification)";
+  // The memfd sits at the top of the fd budget (a quarter of the soft limit, at most 4096), not among
+  // the low numbers the application uses.
+  rlimit lim{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &lim), 0);
+  const rlim_t soft = lim.rlim_cur == RLIM_INFINITY ? rlim_t{1} << 20 : lim.rlim_cur;
+  const rlim_t lowest = std::min<rlim_t>(16384, soft - std::min<rlim_t>(4096, soft / 4));
+  int fd = -1;
+  std::memcpy(&fd, h.data, sizeof fd);
+  EXPECT_GE(static_cast<rlim_t>(fd), lowest);
   EXPECT_EQ(q[12345], 12345);
   q[7] = -7;
   EXPECT_EQ(p[7], -7);
@@ -159,6 +169,9 @@ TEST_F(Ipc, WhatCannotBeExportedOrOpenedIsRefused) {
   EXPECT_ZE(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, zeMemGetIpcHandle(context, host, &h)) << "host allocations";
   void* shared = alloc_shared(4096);
   EXPECT_ZE(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, zeMemGetIpcHandle(context, shared, &h)) << "shared allocations";
+  void* small = alloc_device(4096);
+  EXPECT_ZE(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, zeMemGetIpcHandle(context, small, &h))
+      << "device allocations below 64 KiB are SVM (no fd, no mapping of their own)";
   int stack = 0;
   EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ARGUMENT, zeMemGetIpcHandle(context, &stack, &h)) << "not an allocation";
   void* q = nullptr;
@@ -183,6 +196,29 @@ TEST_F(Ipc, WhatCannotBeExportedOrOpenedIsRefused) {
   ZE_OK(zeMemOpenIpcHandle(context, device, h2, 0, &q));
   EXPECT_ZE(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, zeMemGetIpcHandle(context, q, &h));
   EXPECT_ZE_OK(zeMemCloseIpcHandle(context, q));
+}
+
+// Out of file descriptors, a device allocation falls back to the SVM heap: it works, only its export is
+// refused (and says so with UNSUPPORTED_FEATURE rather than failing the allocation).
+TEST_F(Ipc, ADeviceAllocationMadeWithoutAFreeFdWorksButIsNotExported) {
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  const int lowest = dup(0);  // the number the driver's memfd_create would get
+  ASSERT_GE(lowest, 0);
+  close(lowest);
+  rlimit low = old;
+  low.rlim_cur = static_cast<rlim_t>(lowest);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  ze_device_mem_alloc_desc_t dd = {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  void* p = nullptr;
+  ze_result_t r = zeMemAllocDevice(context, &dd, kBytes, 64, device, &p);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ZE_OK(r);
+  static_cast<int*>(p)[kInts - 1] = 5;
+  EXPECT_EQ(static_cast<int*>(p)[kInts - 1], 5);
+  ze_ipc_mem_handle_t h{};
+  EXPECT_ZE(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, zeMemGetIpcHandle(context, p, &h));
+  EXPECT_ZE_OK(zeMemFree(context, p));
 }
 
 // The two-process test the issue asks for: the child opens the parent's allocation (fetching the memfd

@@ -246,3 +246,49 @@ TEST_F(VirtualMemory, ThreadsMapAndUnmapTheirOwnRangesAtOnce) {
   for (auto& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
+
+TEST_F(VirtualMemory, AdjacentMappingsUnmapTogetherWhateverTheirTotal) {
+  char* va = static_cast<char*>(reserve(2 * k2M));
+  ze_physical_mem_handle_t small = physical(k64K), big = physical(k2M);
+  ASSERT_TRUE(va && small && big);
+  ZE_OK(zeVirtualMemMap(context, va + k2M - k64K, k64K, small, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+  ZE_OK(zeVirtualMemMap(context, va + k2M, k2M, big, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+  // 2 MiB + 64 KiB at a 64 KiB boundary: each mapping met its page rule; the run is two whole mappings.
+  ZE_OK(zeVirtualMemSetAccessAttribute(context, va + k2M - k64K, k2M + k64K, ZE_MEMORY_ACCESS_ATTRIBUTE_READONLY));
+  ZE_OK(zeVirtualMemUnmap(context, va + k2M - k64K, k2M + k64K));
+  EXPECT_ZE_OK(zePhysicalMemDestroy(context, small)) << "unmapped, so it may go";
+}
+
+TEST_F(VirtualMemory, AContextsDestroyReleasesItsReservationsAndPhysicalMemory) {
+  ze_context_handle_t other = nullptr;
+  ze_context_desc_t cd = {ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  ZE_OK(zeContextCreate(driver, &cd, &other));
+  void* va = nullptr;
+  ZE_OK(zeVirtualMemReserve(other, hint(5), k2M, &va));
+  ASSERT_EQ(va, hint(5));
+  ze_physical_mem_desc_t d = {ZE_STRUCTURE_TYPE_PHYSICAL_MEM_DESC, nullptr, 0, k2M};
+  ze_physical_mem_handle_t pm = nullptr;
+  ZE_OK(zePhysicalMemCreate(other, device, &d, &pm));
+  ZE_OK(zeVirtualMemMap(other, va, k2M, pm, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+  ze_memory_allocation_properties_t props = {ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES, nullptr, ZE_MEMORY_TYPE_UNKNOWN, 0, 0};
+  ZE_OK(zeMemGetAllocProperties(context, va, &props, nullptr));
+  EXPECT_EQ(props.type, ZE_MEMORY_TYPE_UNKNOWN) << "another context's mapping";
+  ZE_OK(zeContextDestroy(other));  // with a reservation, a mapping and a physical object still live
+  void* again = reserve(k2M, hint(5));
+  EXPECT_EQ(again, hint(5)) << "the destroyed context's reservation was released";
+}
+
+TEST_F(VirtualMemory, StaleAndImpossibleObjectsAreRefused) {
+  ze_physical_mem_desc_t d = {ZE_STRUCTURE_TYPE_PHYSICAL_MEM_DESC, nullptr, 0, k64K};
+  ze_physical_mem_handle_t pm = nullptr;
+  ZE_OK(zePhysicalMemCreate(context, device, &d, &pm));
+  ZE_OK(zePhysicalMemDestroy(context, pm));
+  if (!zt::under_validation()) {  // the validation layer's handle tracking may answer first
+    EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ARGUMENT, zePhysicalMemDestroy(context, pm)) << "destroyed already";
+    void* va = reserve(k64K);
+    EXPECT_ZE(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+              zeVirtualMemMap(context, va, k64K, pm, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+  }
+  d.size = size_t{1} << 50;  // 1 PiB: a memfd would take it and fault later
+  EXPECT_ZE(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, zePhysicalMemCreate(context, device, &d, &pm));
+}
