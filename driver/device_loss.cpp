@@ -110,7 +110,8 @@ void injected_failure(const char* entry, uint64_t call, ze_result_t r) {
 }
 
 bool gated_while_lost(const char* entry) noexcept {
-  // What still works on a lost device: Sysman (to find out why), destroys and frees (to clean up),
+  // What still works on a lost device: Sysman (to find out why), destroys, frees, unmaps and IPC closes
+  // (to clean up),
   // zeInit and property queries (no device work), creating a context (not tied to a device), and the
   // host's own side of events (signalling and resetting from the host: a command that waits for a host
   // signal must still be releasable, or a wait behind it would hang where it would not without the loss).
@@ -118,6 +119,9 @@ bool gated_while_lost(const char* entry) noexcept {
   // answers DEVICE_LOST there too) are gated.
   if (std::strncmp(entry, "zes", 3) == 0) return false;
   if (std::strstr(entry, "Destroy") != nullptr || std::strncmp(entry, "zeMemFree", 9) == 0) return false;
+  if (std::strcmp(entry, "zeMemCloseIpcHandle") == 0 || std::strcmp(entry, "zeVirtualMemUnmap") == 0 ||
+      std::strcmp(entry, "zeVirtualMemFree") == 0)
+    return false;
   if (std::strcmp(entry, "zeDeviceGetStatus") == 0 || std::strcmp(entry, "zeContextGetStatus") == 0 ||
       std::strcmp(entry, "zeDeviceGetGlobalTimestamps") == 0)
     return true;

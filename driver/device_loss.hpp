@@ -6,7 +6,7 @@
 //   - waits still wait for the work before them (so that the application may then free what it used),
 //     and a wait that ends, in progress at the loss or later, answers ZE_RESULT_ERROR_DEVICE_LOST;
 //   - every other call that works on the device answers ZE_RESULT_ERROR_DEVICE_LOST (gated in
-//     ZEXCPU_FAULT_POINT); destroys, frees, property queries, host signals and resets of events, and
+//     ZEXCPU_FAULT_POINT); destroys, frees, unmaps, IPC closes, property queries, host signals and resets of events, and
 //     Sysman keep working, so that a runtime can clean up and find out why (as on NEO);
 //   - Sysman reports it: zesDeviceGetState a reset reason (wedged), a RAS counter, and the Info Log
 //     extension one CPER record describing the fault (unless ZEX_CPU_NO_INFO_LOG=1).

@@ -116,6 +116,22 @@ TEST_F(DeviceLoss, ALaunchLosesTheDeviceAndSysmanSaysWhy) {
   ZE_OK(a.read(mine, 0, &size, nullptr, &count, nullptr, nullptr));
   EXPECT_EQ(count, 0u);
 
+  // Virtual memory and an opened IPC handle from before the loss, to be cleaned up after it.
+  const size_t k64K = size_t{64} << 10;
+  void* va = nullptr;
+  ZE_OK(zeVirtualMemReserve(context, reinterpret_cast<const void*>(uintptr_t{1} << 40), 2 * k64K, &va));
+  ze_physical_mem_desc_t pd{ZE_STRUCTURE_TYPE_PHYSICAL_MEM_DESC, nullptr, 0, k64K};
+  ze_physical_mem_handle_t pm = nullptr;
+  ZE_OK(zePhysicalMemCreate(context, device, &pd, &pm));
+  ZE_OK(zeVirtualMemMap(context, va, k64K, pm, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+  ze_device_mem_alloc_desc_t dd0{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  void* exported = nullptr;
+  ZE_OK(zeMemAllocDevice(context, &dd0, k64K, 64, device, &exported));
+  ze_ipc_mem_handle_t ipc{};
+  ZE_OK(zeMemGetIpcHandle(context, exported, &ipc));
+  void* opened = nullptr;
+  ZE_OK(zeMemOpenIpcHandle(context, device, ipc, 0, &opened));
+
   // The loss: the launch runs nothing, the wait answers DEVICE_LOST.
   int* p = static_cast<int*>(alloc_shared(4 * sizeof(int)));
   ASSERT_NE(p, nullptr);
@@ -140,6 +156,16 @@ TEST_F(DeviceLoss, ALaunchLosesTheDeviceAndSysmanSaysWhy) {
   ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
   EXPECT_ZE_OK(zeContextCreate(driver, &cd, &c2));
   EXPECT_ZE_OK(zeContextDestroy(c2));
+  // Mapping and opening are device work; unmapping, freeing, destroying and closing are clean-up.
+  void* again = nullptr;
+  EXPECT_ZE(ZE_RESULT_ERROR_DEVICE_LOST, zeMemOpenIpcHandle(context, device, ipc, 0, &again));
+  EXPECT_ZE(ZE_RESULT_ERROR_DEVICE_LOST,
+            zeVirtualMemMap(context, static_cast<char*>(va) + k64K, k64K, pm, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+  EXPECT_ZE_OK(zeMemCloseIpcHandle(context, opened));
+  EXPECT_ZE_OK(zeMemFree(context, exported));
+  EXPECT_ZE_OK(zeVirtualMemUnmap(context, va, k64K));
+  EXPECT_ZE_OK(zeVirtualMemFree(context, va, 2 * k64K));
+  EXPECT_ZE_OK(zePhysicalMemDestroy(context, pm));
 
   ZE_OK(zesDeviceGetState(sdev(), &st));
   EXPECT_EQ(st.reset, uint32_t(ZES_RESET_REASON_FLAG_WEDGED));
