@@ -288,25 +288,35 @@ ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, const void*
   return ZE_RESULT_SUCCESS;
 }
 
+/// What zeVirtualMemUnmap and zeVirtualMemSetAccessAttribute share: [ptr, ptr + size) must be one or
+/// several adjacent whole mappings of one reservation of `context` (a multiple of 64 KiB: each mapping
+/// met its page rule when it was made); then `change(reservation, lo, hi)` runs under the mutex.
+template <typename Change>
+ze_result_t on_whole_mappings(ze_context_handle_t context, const void* ptr, size_t size, Change change) {
+  ZEXCPU_CHECK(check_range(ptr, size, false));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
+  if (lo > UINTPTR_MAX - size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  const uintptr_t hi = lo + size;
+  std::lock_guard<std::mutex> lock(vm().mutex);
+  Reservation* r = reservation_of(context, lo, hi);
+  if (r == nullptr || !whole_mappings(*r, lo, hi)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  return change(*r, lo, hi);
+}
+
 /// Unmaps whole mappings: [ptr, ptr + size) must be one mapping or several adjacent ones. Errors:
 /// INVALID_ARGUMENT (anything else: nothing changes), UNSUPPORTED_SIZE / _ALIGNMENT (64 KiB),
 /// OUT_OF_HOST_MEMORY (mmap failed).
 ze_result_t ZE_APICALL zeVirtualMemUnmap(ze_context_handle_t hContext, const void* ptr, size_t size) {
   ZEXCPU_FAULT_POINT("zeVirtualMemUnmap");
   ZEXCPU_CHECK(check_context(hContext));
-  ZEXCPU_CHECK(check_range(ptr, size, false));  // each mapping met the page rule when it was made
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
-  if (lo > UINTPTR_MAX - size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  const uintptr_t hi = lo + size;
-  std::lock_guard<std::mutex> lock(vm().mutex);
-  Reservation* r = reservation_of(hContext, lo, hi);
-  if (r == nullptr || !whole_mappings(*r, lo, hi)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  if (!unback(lo, size)) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-  for (auto it = r->mappings.find(lo); it != r->mappings.end() && it->first < hi;) {
-    --it->second.phys->mappings;
-    it = r->mappings.erase(it);
-  }
-  return ZE_RESULT_SUCCESS;
+  return on_whole_mappings(hContext, ptr, size, [](Reservation& r, uintptr_t lo, uintptr_t hi) {
+    if (!unback(lo, hi - lo)) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    for (auto it = r.mappings.find(lo); it != r.mappings.end() && it->first < hi;) {
+      --it->second.phys->mappings;
+      it = r.mappings.erase(it);
+    }
+    return ZE_RESULT_SUCCESS;
+  });
 }
 
 /// Takes whole mappings, as zeVirtualMemUnmap (an unmapped page stays inaccessible whatever is asked).
@@ -317,21 +327,17 @@ ze_result_t ZE_APICALL zeVirtualMemSetAccessAttribute(ze_context_handle_t hConte
   ZEXCPU_FAULT_POINT("zeVirtualMemSetAccessAttribute");
   ZEXCPU_CHECK(check_context(hContext));
   if (access > ZE_MEMORY_ACCESS_ATTRIBUTE_READONLY) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-  ZEXCPU_CHECK(check_range(ptr, size, false));
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
-  if (lo > UINTPTR_MAX - size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  const uintptr_t hi = lo + size;
-  std::lock_guard<std::mutex> lock(vm().mutex);
-  Reservation* r = reservation_of(hContext, lo, hi);
-  if (r == nullptr || !whole_mappings(*r, lo, hi)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  if (mprotect(const_cast<void*>(ptr), size, prot_of(access)) != 0) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-  for (auto it = r->mappings.find(lo); it != r->mappings.end() && it->first < hi; ++it) it->second.access = access;
-  return ZE_RESULT_SUCCESS;
+  return on_whole_mappings(hContext, ptr, size, [access](Reservation& r, uintptr_t lo, uintptr_t hi) {
+    if (mprotect(reinterpret_cast<void*>(lo), hi - lo, prot_of(access)) != 0) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    for (auto it = r.mappings.find(lo); it != r.mappings.end() && it->first < hi; ++it) it->second.access = access;
+    return ZE_RESULT_SUCCESS;
+  });
 }
 
 /// *access is the attribute of the page at ptr (NONE when it is not mapped), *outSize how many bytes
-/// from ptr, at most size, share it (as the specification words it; NEO answers the reservation's size). Errors: INVALID_ARGUMENT (not inside one reservation of this
-/// context), UNSUPPORTED_SIZE / _ALIGNMENT.
+/// from ptr, at most size, share it (as the specification words it; NEO answers the reservation's
+/// size). Errors: INVALID_ARGUMENT (not inside one reservation of this context), UNSUPPORTED_SIZE /
+/// _ALIGNMENT.
 ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handle_t hContext, const void* ptr, size_t size,
                                                       ze_memory_access_attribute_t* access, size_t* outSize) {
   ZEXCPU_FAULT_POINT("zeVirtualMemGetAccessAttribute");

@@ -5,17 +5,13 @@ not. The list is the backquoted ze* names between <!-- unsupported:begin --> and
 
 usage: check_unsupported_doc.py <build>/driver/ddi_tables.cpp docs/cpu-driver.md
 """
+import os
 import re
 import sys
 
-
-def api_name(table, member):
-    """ze_command_list_dditable_t, pfnAppendBarrier -> zeCommandListAppendBarrier (as gen_ddi.py)."""
-    fam, _, obj = table[: -len("_dditable_t")].partition("_")
-    if obj.endswith("_exp"):
-        obj = obj[: -len("_exp")]
-    camel = "" if obj == "global" else "".join(w.capitalize() for w in obj.split("_"))
-    return fam + camel + member[len("pfn"):]
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gen_ddi import api_name  # noqa: E402  (the name of a DDI table entry, as the tables are generated)
 
 
 def unsupported(tables_cpp):
