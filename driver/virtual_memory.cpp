@@ -288,18 +288,19 @@ ze_result_t ZE_APICALL zeVirtualMemMap(ze_context_handle_t hContext, const void*
   return ZE_RESULT_SUCCESS;
 }
 
-/// What zeVirtualMemUnmap and zeVirtualMemSetAccessAttribute share: [ptr, ptr + size) must be one or
-/// several adjacent whole mappings of one reservation of `context` (a multiple of 64 KiB: each mapping
-/// met its page rule when it was made); then `change(reservation, lo, hi)` runs under the mutex.
+/// What zeVirtualMemUnmap, zeVirtualMemSetAccessAttribute and zeVirtualMemGetAccessAttribute share:
+/// [ptr, ptr + size) a multiple of 64 KiB (each mapping met its page rule when it was made) inside one
+/// reservation of `context`, and with `whole` one or several adjacent whole mappings; then
+/// `change(reservation, lo, hi)` runs under the mutex.
 template <typename Change>
-ze_result_t on_whole_mappings(ze_context_handle_t context, const void* ptr, size_t size, Change change) {
+ze_result_t on_range(ze_context_handle_t context, const void* ptr, size_t size, bool whole, Change change) {
   ZEXCPU_CHECK(check_range(ptr, size, false));
   const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
   if (lo > UINTPTR_MAX - size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   const uintptr_t hi = lo + size;
   std::lock_guard<std::mutex> lock(vm().mutex);
   Reservation* r = reservation_of(context, lo, hi);
-  if (r == nullptr || !whole_mappings(*r, lo, hi)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (r == nullptr || (whole && !whole_mappings(*r, lo, hi))) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   return change(*r, lo, hi);
 }
 
@@ -309,7 +310,7 @@ ze_result_t on_whole_mappings(ze_context_handle_t context, const void* ptr, size
 ze_result_t ZE_APICALL zeVirtualMemUnmap(ze_context_handle_t hContext, const void* ptr, size_t size) {
   ZEXCPU_FAULT_POINT("zeVirtualMemUnmap");
   ZEXCPU_CHECK(check_context(hContext));
-  return on_whole_mappings(hContext, ptr, size, [](Reservation& r, uintptr_t lo, uintptr_t hi) {
+  return on_range(hContext, ptr, size, true, [](Reservation& r, uintptr_t lo, uintptr_t hi) {
     if (!unback(lo, hi - lo)) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     for (auto it = r.mappings.find(lo); it != r.mappings.end() && it->first < hi;) {
       --it->second.phys->mappings;
@@ -327,7 +328,7 @@ ze_result_t ZE_APICALL zeVirtualMemSetAccessAttribute(ze_context_handle_t hConte
   ZEXCPU_FAULT_POINT("zeVirtualMemSetAccessAttribute");
   ZEXCPU_CHECK(check_context(hContext));
   if (access > ZE_MEMORY_ACCESS_ATTRIBUTE_READONLY) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-  return on_whole_mappings(hContext, ptr, size, [access](Reservation& r, uintptr_t lo, uintptr_t hi) {
+  return on_range(hContext, ptr, size, true, [access](Reservation& r, uintptr_t lo, uintptr_t hi) {
     if (mprotect(reinterpret_cast<void*>(lo), hi - lo, prot_of(access)) != 0) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
     for (auto it = r.mappings.find(lo); it != r.mappings.end() && it->first < hi; ++it) it->second.access = access;
     return ZE_RESULT_SUCCESS;
@@ -343,37 +344,32 @@ ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handle_t hConte
   ZEXCPU_FAULT_POINT("zeVirtualMemGetAccessAttribute");
   ZEXCPU_CHECK(check_context(hContext));
   if (access == nullptr || outSize == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  ZEXCPU_CHECK(check_range(ptr, size, false));
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
-  if (lo > UINTPTR_MAX - size) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  const uintptr_t hi = lo + size;
-  std::lock_guard<std::mutex> lock(vm().mutex);
-  Reservation* r = reservation_of(hContext, lo, hi);
-  if (r == nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  // Walk the pages' attributes from lo: a mapping's own, NONE in the gaps between mappings.
-  auto it = r->mappings.upper_bound(lo);
-  if (it != r->mappings.begin() && std::prev(it)->first + std::prev(it)->second.size > lo) --it;
-  uintptr_t at = lo;
-  bool first = true;
-  ze_memory_access_attribute_t a = ZE_MEMORY_ACCESS_ATTRIBUTE_NONE;
-  while (at < hi) {
-    ze_memory_access_attribute_t here = ZE_MEMORY_ACCESS_ATTRIBUTE_NONE;
-    uintptr_t end = hi;
-    if (it != r->mappings.end() && it->first <= at) {
-      here = it->second.access;
-      end = std::min<uintptr_t>(hi, it->first + it->second.size);
-      ++it;
-    } else if (it != r->mappings.end()) {
-      end = std::min<uintptr_t>(hi, it->first);
+  return on_range(hContext, ptr, size, false, [access, outSize](Reservation& r, uintptr_t lo, uintptr_t hi) {
+    // Walk the pages' attributes from lo: a mapping's own, NONE in the gaps between mappings.
+    auto it = r.mappings.upper_bound(lo);
+    if (it != r.mappings.begin() && std::prev(it)->first + std::prev(it)->second.size > lo) --it;
+    uintptr_t at = lo;
+    bool first = true;
+    ze_memory_access_attribute_t a = ZE_MEMORY_ACCESS_ATTRIBUTE_NONE;
+    while (at < hi) {
+      ze_memory_access_attribute_t here = ZE_MEMORY_ACCESS_ATTRIBUTE_NONE;
+      uintptr_t end = hi;
+      if (it != r.mappings.end() && it->first <= at) {
+        here = it->second.access;
+        end = std::min<uintptr_t>(hi, it->first + it->second.size);
+        ++it;
+      } else if (it != r.mappings.end()) {
+        end = std::min<uintptr_t>(hi, it->first);
+      }
+      if (first) a = here;
+      else if (here != a) break;
+      first = false;
+      at = end;
     }
-    if (first) a = here;
-    else if (here != a) break;
-    first = false;
-    at = end;
-  }
-  *access = a;
-  *outSize = at - lo;
-  return ZE_RESULT_SUCCESS;
+    *access = a;
+    *outSize = at - lo;
+    return ZE_RESULT_SUCCESS;
+  });
 }
 
 bool virtual_memory_mapping(ze_context_handle_t context, const void* ptr, void** base, size_t* size,
