@@ -288,12 +288,7 @@ TEST_F(IpcChild, OpensThePeersAllocation) {
   int* q = nullptr;
   ZE_OK(zeMemOpenIpcHandle(context, device, h, 0, reinterpret_cast<void**>(&q)));
   for (uint32_t i = 0; i < kInts; i += 251) ASSERT_EQ(q[i], static_cast<int>(i)) << i;
-  ze_kernel_handle_t k = kernel(module("basic"), "add_value");
-  ASSERT_NE(k, nullptr);
-  ZE_OK(set_ptr(k, 0, q));
-  int v = 7;
-  ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof v, &v));
-  run(k, kInts / 64, 64);
+  add_value(q, kInts, 7);
   EXPECT_ZE_OK(zeMemCloseIpcHandle(context, q));
 }
 

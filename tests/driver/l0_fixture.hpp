@@ -365,6 +365,15 @@ class L0Test : public ::testing::Test {
     return zeCommandListAppendLaunchKernel(l, k, &gc, signal, nwait, wait);
   }
 
+  /// Adds `v` to each of the `n` ints at `p` (a multiple of 64) with basic.cl's add_value, to completion.
+  void add_value(int* p, uint32_t n, int v) {
+    ze_kernel_handle_t k = kernel(module("basic"), "add_value");
+    ASSERT_NE(k, nullptr);
+    ZE_OK(set_ptr(k, 0, p));
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof v, &v));
+    run(k, n / 64, 64);
+  }
+
   /// Runs one launch to completion on a fresh asynchronous immediate list, waiting on a signal event.
   void run(ze_kernel_handle_t k, uint32_t groups, uint32_t group_size) {
     ze_command_list_handle_t l = immediate_list();

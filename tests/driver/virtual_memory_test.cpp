@@ -80,12 +80,7 @@ TEST_F(VirtualMemory, KernelsCopiesAndQueriesWorkOnMappedMemory) {
   const uint32_t n = static_cast<uint32_t>(size / sizeof(int));
   auto* p = reinterpret_cast<int*>(va);
   for (uint32_t i = 0; i < n; ++i) p[i] = static_cast<int>(i);
-  ze_kernel_handle_t k = kernel(module("basic"), "add_value");
-  ASSERT_NE(k, nullptr);
-  ZE_OK(set_ptr(k, 0, p));
-  int v = 1000;
-  ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof v, &v));
-  run(k, n / 64, 64);
+  add_value(p, n, 1000);
   // A copy out of the mapped range, across the boundary between the two physical objects.
   auto* host = static_cast<int*>(alloc_host(2 * k64K));
   ze_command_list_handle_t l = immediate_list(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
