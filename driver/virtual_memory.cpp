@@ -27,9 +27,6 @@
 #include <atomic>
 #include <mutex>
 
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 0x0001U
 #endif
@@ -165,8 +162,10 @@ ze_result_t ZE_APICALL zeVirtualMemReserve(ze_context_handle_t hContext, const v
   std::lock_guard<std::mutex> lock(vm().mutex);
   void* base = MAP_FAILED;
   if (pStart != nullptr && reinterpret_cast<uintptr_t>(pStart) % align == 0) {
-    base = mmap(const_cast<void*>(pStart), size, PROT_NONE, kFlags | MAP_FIXED_NOREPLACE, -1, 0);
-    if (base != MAP_FAILED && base != pStart) {  // a kernel before 4.17 takes the flag as a plain hint
+    // A plain hint, not MAP_FIXED_NOREPLACE: Linux takes a free hint exactly, and sanitizers (which
+    // drop hints outside the application's memory) do not mistake it for a fixed mapping.
+    base = mmap(const_cast<void*>(pStart), size, PROT_NONE, kFlags, -1, 0);
+    if (base != MAP_FAILED && base != pStart) {
       munmap(base, size);
       base = MAP_FAILED;
     }
