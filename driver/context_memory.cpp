@@ -50,6 +50,8 @@ struct Allocation {
   int fd = -1;         // Memfd
   size_t mapped = 0;   // Memfd, Imported: the length of the mapping at the base
   uint64_t inode = 0;  // Memfd: the memfd's, read when it was made (an IPC handle carries it)
+  size_t align = 0;    // Memfd: the mapping's alignment (the reuse cache's key, with `mapped`)
+  bool exported = false;  // Memfd: zeMemGetIpcHandle has named it (its memfd is never reused)
 };
 
 class AllocationMap {
@@ -67,6 +69,14 @@ class AllocationMap {
     if (it == map_.end() || (it->second.backing == Backing::Imported) != imported) return false;
     *out = it->second;
     map_.erase(it);
+    return true;
+  }
+  /// Marks the allocation at `base` exported; false if there is none.
+  bool mark_exported(void* base) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    auto it = map_.find(reinterpret_cast<uintptr_t>(base));
+    if (it == map_.end()) return false;
+    it->second.exported = true;
     return true;
   }
   /// The allocation holding `ptr` (any byte of it); false if none does.
@@ -137,6 +147,63 @@ FdBudget& fd_budget() {
   return *b;
 }
 
+/// A freed memfd mapping, kept for the next allocation of the same length and alignment: a new memfd's
+/// pages fault in (and are zeroed) on first touch, about 2 us a page, where a reused one's are resident
+/// (docs/benchmarks.md: a 16 MiB allocate-touch-free cycle). Never an exported one: a stale handle
+/// would name the new allocation. Bounded: 32 mappings, 128 MiB.
+struct MemfdMapping {
+  void* p;
+  int fd;
+  uint64_t inode;
+};
+class MemfdCache {
+ public:
+  bool put(size_t len, size_t align, const MemfdMapping& m) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.size() >= 32 || bytes_ + len > (size_t{128} << 20)) return false;
+    entries_.emplace(std::make_pair(len, align), m);
+    bytes_ += len;
+    return true;
+  }
+  bool take(size_t len, size_t align, MemfdMapping* m) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(std::make_pair(len, align));
+    if (it == entries_.end()) return false;
+    *m = it->second;
+    bytes_ -= len;
+    entries_.erase(it);
+    return true;
+  }
+  /// Gives back one cached mapping (its fd to the budget); false if there is none.
+  bool evict_one();
+
+ private:
+  std::mutex mutex_;
+  std::multimap<std::pair<size_t, size_t>, MemfdMapping> entries_;
+  size_t bytes_ = 0;
+};
+MemfdCache& memfd_cache() {
+  static auto* c = new MemfdCache;
+  return *c;
+}
+bool MemfdCache::evict_one() {
+  MemfdMapping m{};
+  size_t len = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.empty()) return false;
+    auto it = entries_.begin();
+    m = it->second;
+    len = it->first.first;
+    bytes_ -= len;
+    entries_.erase(it);
+  }
+  munmap(m.p, len);
+  close(m.fd);
+  fd_budget().give();
+  return true;
+}
+
 /// A shared mapping of a new memfd of `size` bytes (rounded up to pages) at an address aligned to
 /// `alignment` (at least a page), not inherited by fork() (the translator's child, an application's
 /// children: as on a GPU, device memory is not theirs); *fd, *mapped and *inode describe it. nullptr
@@ -145,7 +212,14 @@ void* map_memfd(size_t size, size_t alignment, int* fd, size_t* mapped, uint64_t
   const size_t len = (size + kPageSize - 1) & ~size_t(kPageSize - 1);
   const size_t align = std::max<size_t>(alignment, kPageSize);
   if (len < size || len > SIZE_MAX - align) return nullptr;
-  if (!fd_budget().take()) return nullptr;
+  MemfdMapping reused{};
+  if (memfd_cache().take(len, align, &reused)) {
+    *fd = reused.fd;
+    *mapped = len;
+    *inode = reused.inode;
+    return reused.p;
+  }
+  if (!fd_budget().take() && !(memfd_cache().evict_one() && fd_budget().take())) return nullptr;
   int f = memfd_create("zex-cpu device memory", MFD_CLOEXEC);
   if (f >= 0 && f < fd_budget().lowest) {  // move it up, out of the application's way
     const int high = fcntl(f, F_DUPFD_CLOEXEC, fd_budget().lowest);
@@ -205,6 +279,7 @@ ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t
   // memfd reserves nothing, so it stays heap memory, which fails at once when there is none).
   if (type == ZE_MEMORY_TYPE_DEVICE && size >= kMemfdMinSize && size <= device_info().max_alloc) {
     Allocation a{size, type, 0, device, hContext, nullptr, Backing::Memfd};
+    a.align = std::max<size_t>(alignment, kPageSize);
     if (void* p = map_memfd(size, alignment, &a.fd, &a.mapped, &a.inode)) {
       a.raw = p;
       a.id = g_next_alloc_id.fetch_add(1);
@@ -381,6 +456,7 @@ void release(const Allocation& a, void* base) {
     case Backing::Svm: clSVMFree(platform().context, a.raw); break;
     case Backing::Heap: std::free(a.raw); break;
     case Backing::Memfd:
+      if (!a.exported && memfd_cache().put(a.mapped, a.align, MemfdMapping{base, a.fd, a.inode})) break;
       munmap(base, a.mapped);
       close(a.fd);
       fd_budget().give();
@@ -536,6 +612,7 @@ ze_result_t ZE_APICALL zeMemGetIpcHandle(ze_context_handle_t hContext, const voi
     return true;
   }();
   (void)ptracer;
+  if (!allocations().mark_exported(base)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // freed meanwhile
   std::memset(pIpcHandle->data, 0, sizeof pIpcHandle->data);
   put<int>(pIpcHandle, kIpcFd, a.fd);
   put<uint32_t>(pIpcHandle, kIpcPid, static_cast<uint32_t>(getpid()));

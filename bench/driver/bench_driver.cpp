@@ -205,6 +205,32 @@ void BM_AllocTouchFree_Host(benchmark::State& s) { alloc_touch_free(s, false); }
 BENCHMARK(BM_AllocTouchFree_Device)->Arg(256)->Arg(64 << 10)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AllocTouchFree_Host)->Arg(256)->Arg(64 << 10)->Arg(16 << 20)->Unit(benchmark::kMicrosecond);
 
+/// The cold shape: every allocation is new memory (all stay live until the end, so nothing is reused),
+/// touched once per page; only the allocation and the touches are timed.
+void alloc_touch_cold(benchmark::State& state, bool device) {
+  Ze& z = ze();
+  if (!z.error.empty()) return state.SkipWithError(z.error.c_str());
+  const size_t size = static_cast<size_t>(state.range(0));
+  ze_device_mem_alloc_desc_t dd = {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  std::vector<void*> live;
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    void* p = nullptr;
+    ze_result_t r = device ? zeMemAllocDevice(z.context, &dd, size, 64, z.device, &p)
+                           : zeMemAllocHost(z.context, &hd, size, 64, &p);
+    if (r != ZE_RESULT_SUCCESS) return state.SkipWithError("allocation failed");
+    for (size_t off = 0; off < size; off += 4096) static_cast<volatile char*>(p)[off] = 1;
+    state.SetIterationTime(seconds(t0, Clock::now()));
+    live.push_back(p);
+  }
+  for (void* p : live) zeMemFree(z.context, p);
+}
+void BM_AllocTouchCold_Device(benchmark::State& s) { alloc_touch_cold(s, true); }
+void BM_AllocTouchCold_Host(benchmark::State& s) { alloc_touch_cold(s, false); }
+BENCHMARK(BM_AllocTouchCold_Device)->Arg(16 << 20)->Iterations(16)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AllocTouchCold_Host)->Arg(16 << 20)->Iterations(16)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 // ---------------------------------------------------------------------------------------------------------
 // Launch latency and rate
 
