@@ -20,7 +20,22 @@
 #include <vector>
 
 struct zex_device_s {
+  explicit zex_device_s(zex::Device d) : dev(std::move(d)) {}
   zex::Device dev;
+  // The sub-devices' handles, made on first use (any thread may ask) and owned here, so that they live
+  // as long as the context handle, like the devices'.
+  std::mutex subs_mu;
+  bool subs_listed = false;
+  std::vector<std::unique_ptr<zex_device_s>> subs;
+  /// The sub-device handles, listing them on the first call. @throws as Device::sub_devices
+  const std::vector<std::unique_ptr<zex_device_s>>& sub_devices() {
+    std::lock_guard<std::mutex> lock(subs_mu);
+    if (!subs_listed) {
+      for (const zex::Device& d : dev.sub_devices()) subs.push_back(std::make_unique<zex_device_s>(d));
+      subs_listed = true;
+    }
+    return subs;
+  }
 };
 
 struct zex_context_s {
@@ -242,7 +257,7 @@ int zex_last_device_record(uint32_t i, const char** format, const uint8_t** byte
 static zex_result_t wrap_context(zex::Context ctx, zex_context_t* out) {
   auto c = std::make_unique<zex_context_s>(zex_context_s{std::move(ctx), {}});
   for (size_t i = 0; i < c->ctx.device_count(); ++i)
-    c->devices.push_back(std::make_unique<zex_device_s>(zex_device_s{c->ctx.device(i)}));
+    c->devices.push_back(std::make_unique<zex_device_s>(c->ctx.device(i)));
   *out = c.release();
   return ZEX_SUCCESS;
 }
@@ -282,6 +297,55 @@ zex_result_t zex_device_get(zex_context_t context, uint32_t index, zex_device_t*
   }
   *out = context->devices[index].get();
   return ok();
+}
+
+zex_result_t zex_device_sub_device_count(zex_device_t device, uint32_t* out) {
+  ZEX_REQUIRE(out);
+  *out = 0;
+  ZEX_REQUIRE(device);
+  return guard([&] {
+    *out = static_cast<uint32_t>(device->sub_devices().size());
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_device_sub_device_get(zex_device_t device, uint32_t index, zex_device_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  return guard([&] {
+    const auto& subs = device->sub_devices();
+    if (index >= subs.size()) {
+      char buf[192];
+      std::snprintf(buf, sizeof buf, "zex: zex_device_sub_device_get: index %u, but device '%s' has %zu sub-device(s)",
+                    index, device->dev.name().c_str(), subs.size());
+      return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+    }
+    *out = subs[index].get();
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_device_for_handle(zex_context_t context, ze_device_handle_t handle, zex_device_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(context);
+  ZEX_REQUIRE(handle);
+  return guard([&] {
+    for (const auto& d : context->devices) {
+      if (d->dev.handle() == handle) {
+        *out = d.get();
+        return ZEX_SUCCESS;
+      }
+      for (const auto& s : d->sub_devices())
+        if (s->dev.handle() == handle) {
+          *out = s.get();
+          return ZEX_SUCCESS;
+        }
+    }
+    return fail(ZEX_ERROR_INVALID_ARGUMENT,
+                "zex: zex_device_for_handle: the handle is neither a device nor a sub-device of the context's driver");
+  });
 }
 
 zex_result_t zex_context_alloc_shared(zex_context_t context, zex_device_t device, size_t size, size_t alignment,

@@ -202,6 +202,85 @@ static void test_devices(Env* e) {
   CHECK(strcmp(zex_last_error_message(), "") == 0);
 }
 
+/* Sub-devices and lookup by handle. On zex-cpu with ZEX_CPU_SUBDEVICES=2 (CTest c_api_test_2x2), device 0
+ * has two tiles, and a throw on a tile's stream is caught there; elsewhere the count is whatever the
+ * driver has, and the lookups still hold. */
+static void test_sub_devices(Env* e) {
+  const char* want = getenv("ZEX_CPU_SUBDEVICES");
+  uint32_t n = 99, m = 99, i;
+  zex_device_t found = NULL, sub = NULL;
+  ze_device_handle_t bogus = (ze_device_handle_t)(uintptr_t)0x1000;
+  REQUIRE_OK(zex_device_sub_device_count(e->dev, &n));
+  if (want && strcmp(want, "2") == 0) CHECK(n == 2);
+  if (want && strcmp(want, "0") == 0) CHECK(n == 0);
+  CHECK(zex_device_sub_device_get(e->dev, n, &sub) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(sub == NULL);
+  CHECK(contains(zex_last_error_message(), "sub-device(s)"));
+  REQUIRE_OK(zex_device_for_handle(e->ctx, zex_device_handle(e->dev), &found));
+  CHECK(found == e->dev);
+  CHECK(zex_device_for_handle(e->ctx, bogus, &found) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(found == NULL);
+  for (i = 0; i < n; ++i) {
+    zex_device_t again = NULL;
+    zex_module_t mod = NULL;
+    zex_kernel_t k = NULL;
+    zex_stream_t s = NULL;
+    zex_exception_t ex = NULL;
+    int32_t* out = NULL;
+    uint32_t x = 1, y = 0;
+    size_t size = 0;
+    void* spv;
+    zex_launch_config_t cfg;
+    zex_arg_t args[3];
+    REQUIRE_OK(zex_device_sub_device_get(e->dev, i, &sub));
+    REQUIRE_OK(zex_device_sub_device_get(e->dev, i, &again));
+    CHECK(again == sub); /* the same handle each time, owned by the context */
+    CHECK(zex_device_handle(sub) != zex_device_handle(e->dev));
+    REQUIRE_OK(zex_device_for_handle(e->ctx, zex_device_handle(sub), &found));
+    CHECK(found == sub);
+    REQUIRE_OK(zex_device_sub_device_count(sub, &m));
+    CHECK(m == 0); /* a tile has none */
+    spv = read_file(g_spv, &size);
+    CHECK(spv != NULL);
+    if (!spv) return;
+    if (zex_module_create(sub, spv, size, &mod) != ZEX_SUCCESS) {
+      free(spv);
+      CHECK(!"zex_module_create on a sub-device");
+      return;
+    }
+    free(spv);
+    REQUIRE_OK(zex_kernel_create(mod, "throw_at", &k));
+    REQUIRE_OK(zex_stream_create(sub, &s));
+    REQUIRE_OK(zex_context_alloc_shared(e->ctx, sub, 16 * sizeof(int32_t), 64, (void**)&out));
+    cfg.groups[0] = 1;
+    cfg.groups[1] = 1;
+    cfg.groups[2] = 1;
+    cfg.group_size[0] = 4;
+    cfg.group_size[1] = 1;
+    cfg.group_size[2] = 1;
+    cfg.debug_level = 2;
+    args[0].size = sizeof out;
+    args[0].value = &out;
+    args[1].size = sizeof x;
+    args[1].value = &x;
+    args[2].size = sizeof y;
+    args[2].value = &y;
+    REQUIRE_OK(zex_stream_launch(s, k, &cfg, 3, args));
+    CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+    CHECK(ex && strcmp(zex_exception_kernel_name(ex), "throw_at") == 0);
+    if (want && strcmp(want, "2") == 0) {
+      char name[32];
+      snprintf(name, sizeof name, " on zex-cpu 0.%u ", i); /* the message names the tile that threw */
+      CHECK(contains(zex_last_error_message(), name));
+    }
+    if (ex) zex_exception_destroy(ex);
+    zex_stream_destroy(s);
+    zex_kernel_destroy(k);
+    zex_module_destroy(mod);
+    CHECK(zex_context_free(e->ctx, out) == ZEX_SUCCESS);
+  }
+}
+
 /* Issue 8 in the C API: operand values, the thrower count and the launch site (the same launch as the
  * C++ tests/stream_test.cpp: n = 1000 over 4 groups of 256, so work-items 1000..1023 throw). */
 static void test_values_count_and_site(Env* e) {
@@ -717,6 +796,7 @@ int main(int argc, char** argv) {
   }
   test_last_error_is_per_thread(&e);
   test_devices(&e);
+  test_sub_devices(&e);
   test_levels(&e);
   test_recovery(&e);
   test_two_streams(&e);

@@ -25,6 +25,9 @@ if(ZEX_CPU_DRIVER)
   target_link_libraries(c_api_device_lost PRIVATE zex::zex_c)
   add_dependencies(c_api_device_lost zex_test_kernels ze_zex_cpu)
   zex_add_l0_test(c_api_device_lost COMMAND c_api_device_lost ${ZEX_TEST_KERNEL_SPV} ENV ZEX_CPU_LOSE_DEVICE=2)
+  # Two devices of two tiles each: the sub-device functions, and a throw caught on a tile's stream.
+  zex_add_l0_test(c_api_test_2x2 COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
+                  ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)
   # The event path (zex-cpu's host synchronize off), where synchronize_for waits on an event.
   zex_add_l0_test(c_api_test_events COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
                   ENV ZEX_CPU_NO_HOST_SYNCHRONIZE=1)

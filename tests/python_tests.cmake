@@ -59,6 +59,12 @@ if(ZEX_CPU_DRIVER)
     COMMAND ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests/test_device_lost.py
     ENV ${ZEX_PYTHON_TEST_ENV} ZEX_TEST_DEVICE_LOST=python ZEX_CPU_LOSE_DEVICE=2)
 endif()
+# Two devices of two tiles each (read at zeInit): test_multi_device.py alone, in its own process.
+if(ZEX_CPU_DRIVER)
+  zex_add_l0_test(zex_python_multi_device
+    COMMAND ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests/test_multi_device.py
+    ENV ${ZEX_PYTHON_TEST_ENV} ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)
+endif()
 # pip install --no-build-isolation --no-index into `python3 -m venv --system-site-packages`, then the
 # example with the installed package, and the library found next to the package.
 zex_add_l0_test(zex_python_install

@@ -102,6 +102,13 @@ void zex_context_destroy(zex_context_t context);
 zex_result_t zex_device_count(zex_context_t context, uint32_t* out);
 /* The device is owned by the context: valid until zex_context_destroy, never destroyed by itself. */
 zex_result_t zex_device_get(zex_context_t context, uint32_t index, zex_device_t* out);
+/* A device's sub-devices (tiles): none for a sub-device or a device without any. Owned by the context
+   like every zex_device_t; streams, modules and slots on a sub-device work as on a device. */
+zex_result_t zex_device_sub_device_count(zex_device_t device, uint32_t* out);
+zex_result_t zex_device_sub_device_get(zex_device_t device, uint32_t index, zex_device_t* out);
+/* The zex device for a raw handle of the context's driver, a device or a sub-device (for runtimes that
+   hold their own handles); ZEX_ERROR_INVALID_ARGUMENT when it is neither. */
+zex_result_t zex_device_for_handle(zex_context_t context, ze_device_handle_t handle, zex_device_t* out);
 /* Shared USM on `device` (NULL: the context's device 0); alignment 0 = the driver's default. */
 zex_result_t zex_context_alloc_shared(zex_context_t context, zex_device_t device, size_t size, size_t alignment,
                                       void** out);

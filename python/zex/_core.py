@@ -19,7 +19,7 @@ import threading
 
 from . import _library as L
 from ._errors import (DeviceRecord, DeviceReport, InvalidArgument, InvalidState, KernelException, LaunchSite,
-                      RasCounter, ZeError, error_class)
+                      RasCounter, UnknownError, ZeError, error_class)
 
 _lock = threading.RLock()   # closing is rare: one lock for all of it
 _c_void_p = ctypes.c_void_p
@@ -222,6 +222,21 @@ class Context:
     def devices(self):
         return [self.device(i) for i in range(self.device_count)]
 
+    def device_for(self, handle):
+        """The Device for a raw ze_device_handle_t (an int) of this context's driver: a device or a
+        sub-device (for runtimes that hold their own handles). Raises InvalidArgument for any other."""
+        out = _c_void_p()
+        r = self._lib.zex_device_for_handle(self._handle(), handle, _byref(out))
+        if r:
+            _raise_last(r, self._lib)
+        for d in self.devices():
+            if d._h == out.value:
+                return d
+            for s in d.sub_devices():
+                if s._h == out.value:
+                    return s
+        raise UnknownError("zex: device_for: the C API found a device this Context does not list")
+
     def alloc_shared(self, nbytes, alignment=64, device=None):
         """Shared USM of `nbytes` bytes (the host and the device's kernels both use it), as a
         SharedBuffer: .ptr, the buffer protocol (memoryview, numpy.frombuffer), free()."""
@@ -276,12 +291,42 @@ class Context:
 
 
 class Device:
-    """A device of a Context (ctx.device(i)); keeps the Context alive."""
+    """A device of a Context (ctx.device(i)), or a sub-device (tile) of one (dev.sub_devices()[i], with
+    .parent set); keeps the Context alive. Two Devices are equal when they are the same device of the
+    same Context."""
 
-    def __init__(self, context, handle, index):
+    def __init__(self, context, handle, index, parent=None):
         self.context = context
         self.index = index
+        self.parent = parent
         self._h = handle
+        self._subs = None
+
+    def sub_devices(self):
+        """The device's sub-devices (tiles) as Devices; [] for a sub-device or a device without any.
+        Streams, modules and buffers on a sub-device work as on a device."""
+        if self._subs is None:
+            lib = self.context._lib
+            h = self._handle()
+            n = ctypes.c_uint32()
+            r = lib.zex_device_sub_device_count(h, _byref(n))
+            if r:
+                _raise_last(r, lib)
+            subs = []
+            for i in range(n.value):
+                out = _c_void_p()
+                r = lib.zex_device_sub_device_get(h, i, _byref(out))
+                if r:
+                    _raise_last(r, lib)
+                subs.append(Device(self.context, out.value, i, parent=self))
+            self._subs = subs
+        return list(self._subs)
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other._h == self._h
+
+    def __hash__(self):
+        return hash(self._h)
 
     def _handle(self):
         if self.context._cell.handle is None:
@@ -294,6 +339,8 @@ class Device:
         return self.context._lib.zex_device_handle(self._handle())
 
     def __repr__(self):
+        if self.parent is not None:
+            return "<zex.Device %d.%d of %r>" % (self.parent.index, self.index, self.context)
         return "<zex.Device %d of %r>" % (self.index, self.context)
 
 
