@@ -86,6 +86,9 @@ FAULT_CASE(FailedFreeChangesNothing, "zeMemFree:1:ZE_RESULT_ERROR_DEVICE_LOST")
 FAULT_CASE(FailedModuleCreate, "zeModuleCreate:1:ZE_RESULT_ERROR_MODULE_BUILD_FAILURE")
 FAULT_CASE(FailedExecute, "zeCommandQueueExecuteCommandLists:2:ZE_RESULT_ERROR_DEVICE_LOST")
 FAULT_CASE(FailedKernelCreate, "zeKernelCreate:2:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY")
+FAULT_CASE(FailedIpcOpenAndMapChangeNothing,
+           "zeMemOpenIpcHandle:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY,zeVirtualMemMap:1:ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,"
+           "zePhysicalMemDestroy:1:ZE_RESULT_ERROR_UNKNOWN")
 // Controls: unset, and a fault that is never reached, inject nothing.
 FAULT_CASE(NoFaults, nullptr)
 FAULT_CASE(NoFaultsBeforeTheNthCall, "zeMemAllocHost:100:ZE_RESULT_ERROR_UNKNOWN")
@@ -162,6 +165,31 @@ TEST_F(DISABLED_FaultChild, SameEntryPointTwice) {
   ZE_OK(zeMemAllocShared(context, &dd, &hd, 64, 0, device, &q));
   EXPECT_ZE_OK(zeMemFree(context, p));
   EXPECT_ZE_OK(zeMemFree(context, q));
+}
+
+TEST_F(DISABLED_FaultChild, FailedIpcOpenAndMapChangeNothing) {
+  const size_t k64K = size_t{64} << 10;
+  void* p = alloc_device(k64K);
+  ASSERT_NE(p, nullptr);
+  ze_ipc_mem_handle_t h{};
+  ZE_OK(zeMemGetIpcHandle(context, p, &h));
+  void* q = nullptr;
+  EXPECT_ZE(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, zeMemOpenIpcHandle(context, device, h, 0, &q));
+  EXPECT_EQ(q, nullptr);
+  ZE_OK(zeMemOpenIpcHandle(context, device, h, 0, &q));  // the failed open left nothing behind
+  EXPECT_ZE_OK(zeMemCloseIpcHandle(context, q));
+  void* va = nullptr;
+  ZE_OK(zeVirtualMemReserve(context, reinterpret_cast<const void*>(uintptr_t{1} << 40), k64K, &va));
+  ze_physical_mem_desc_t pd = {ZE_STRUCTURE_TYPE_PHYSICAL_MEM_DESC, nullptr, 0, k64K};
+  ze_physical_mem_handle_t pm = nullptr;
+  ZE_OK(zePhysicalMemCreate(context, device, &pd, &pm));
+  EXPECT_ZE(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, zeVirtualMemMap(context, va, k64K, pm, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));
+  ZE_OK(zeVirtualMemMap(context, va, k64K, pm, 0, ZE_MEMORY_ACCESS_ATTRIBUTE_READWRITE));  // not mapped by the failure
+  static_cast<char*>(va)[0] = 1;
+  ZE_OK(zeVirtualMemUnmap(context, va, k64K));
+  EXPECT_ZE(ZE_RESULT_ERROR_UNKNOWN, zePhysicalMemDestroy(context, pm));
+  EXPECT_ZE_OK(zePhysicalMemDestroy(context, pm));  // still live after the failed destroy
+  EXPECT_ZE_OK(zeVirtualMemFree(context, va, k64K));
 }
 
 TEST_F(DISABLED_FaultChild, FailedFreeChangesNothing) {
