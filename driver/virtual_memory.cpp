@@ -18,14 +18,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdint>
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <iterator>
 #include <map>
-#include <set>
-#include <atomic>
 #include <mutex>
+#include <set>
 
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 0x0001U

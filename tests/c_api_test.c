@@ -126,6 +126,28 @@ static zex_result_t launch_vadd(Env* e, zex_stream_t s, uint32_t n, int level) {
   return zex_stream_launch(s, e->vadd, &cfg, 4, args);
 }
 
+/* throw_at(out, x, y) on `s` over groups (gx, gy) of (lx, ly) work-items at debug level 2: the work-item
+ * at (x, y) throws a DomainError. */
+static zex_result_t launch_throw_at(zex_stream_t s, zex_kernel_t k, int32_t** out, uint32_t* x, uint32_t* y,
+                                    uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly) {
+  zex_launch_config_t cfg;
+  zex_arg_t args[3];
+  cfg.groups[0] = gx;
+  cfg.groups[1] = gy;
+  cfg.groups[2] = 1;
+  cfg.group_size[0] = lx;
+  cfg.group_size[1] = ly;
+  cfg.group_size[2] = 1;
+  cfg.debug_level = 2;
+  args[0].size = sizeof *out;
+  args[0].value = out;
+  args[1].size = sizeof *x;
+  args[1].value = x;
+  args[2].size = sizeof *y;
+  args[2].value = y;
+  return zex_stream_launch(s, k, &cfg, 3, args);
+}
+
 static void test_version_and_null_arguments(void) {
   zex_context_t ctx = NULL;
   zex_device_t dev = (zex_device_t)1;
@@ -230,8 +252,6 @@ static void test_sub_devices(Env* e) {
     uint32_t x = 1, y = 0;
     size_t size = 0;
     void* spv;
-    zex_launch_config_t cfg;
-    zex_arg_t args[3];
     REQUIRE_OK(zex_device_sub_device_get(e->dev, i, &sub));
     REQUIRE_OK(zex_device_sub_device_get(e->dev, i, &again));
     CHECK(again == sub); /* the same handle each time, owned by the context */
@@ -252,20 +272,7 @@ static void test_sub_devices(Env* e) {
     REQUIRE_OK(zex_kernel_create(mod, "throw_at", &k));
     REQUIRE_OK(zex_stream_create(sub, &s));
     REQUIRE_OK(zex_context_alloc_shared(e->ctx, sub, 16 * sizeof(int32_t), 64, (void**)&out));
-    cfg.groups[0] = 1;
-    cfg.groups[1] = 1;
-    cfg.groups[2] = 1;
-    cfg.group_size[0] = 4;
-    cfg.group_size[1] = 1;
-    cfg.group_size[2] = 1;
-    cfg.debug_level = 2;
-    args[0].size = sizeof out;
-    args[0].value = &out;
-    args[1].size = sizeof x;
-    args[1].value = &x;
-    args[2].size = sizeof y;
-    args[2].value = &y;
-    REQUIRE_OK(zex_stream_launch(s, k, &cfg, 3, args));
+    REQUIRE_OK(launch_throw_at(s, k, &out, &x, &y, 1, 1, 4, 1));
     CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
     CHECK(ex && strcmp(zex_exception_kernel_name(ex), "throw_at") == 0);
     if (want && strcmp(want, "2") == 0) {
@@ -500,26 +507,11 @@ static void test_two_streams(Env* e) {
   int32_t* out = NULL;
   uint32_t x = 2, y = 1;
   uint64_t g[3];
-  zex_launch_config_t cfg;
-  zex_arg_t args[3];
   REQUIRE_OK(zex_stream_create(e->dev, &s1));
   REQUIRE_OK(zex_stream_create(e->dev, &s2));
   REQUIRE_OK(zex_kernel_create(e->mod, "throw_at", &throw_at));
   REQUIRE_OK(zex_context_alloc_shared(e->ctx, e->dev, 16 * sizeof(int32_t), 64, (void**)&out));
-  cfg.groups[0] = 2;
-  cfg.groups[1] = 2;
-  cfg.groups[2] = 1;
-  cfg.group_size[0] = 2;
-  cfg.group_size[1] = 2;
-  cfg.group_size[2] = 1;
-  cfg.debug_level = 2;
-  args[0].size = sizeof out;
-  args[0].value = &out;
-  args[1].size = sizeof x;
-  args[1].value = &x;
-  args[2].size = sizeof y;
-  args[2].value = &y;
-  REQUIRE_OK(zex_stream_launch(s1, throw_at, &cfg, 3, args));
+  REQUIRE_OK(launch_throw_at(s1, throw_at, &out, &x, &y, 2, 2, 2, 2));
   REQUIRE_OK(launch_vadd(e, s2, kTotal, 1));
   CHECK(zex_stream_synchronize(s2, &ex) == ZEX_SUCCESS);
   CHECK(zex_stream_synchronize(s1, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
