@@ -235,19 +235,9 @@ void* map_memfd(size_t size, size_t alignment, int* fd, size_t* mapped, uint64_t
   void* p = MAP_FAILED;
   if (align == kPageSize) {
     p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-  } else {  // reserve len + align, map the memfd at the aligned address inside, give back the rest
-    void* r = mmap(nullptr, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (r != MAP_FAILED) {
-      const uintptr_t lo = reinterpret_cast<uintptr_t>(r);
-      const uintptr_t b = (lo + align - 1) & ~uintptr_t(align - 1);
-      p = mmap(reinterpret_cast<void*>(b), len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, f, 0);
-      if (p == MAP_FAILED) {
-        munmap(r, len + align);
-      } else {
-        if (b > lo) munmap(r, b - lo);
-        if (lo + len + align > b + len) munmap(reinterpret_cast<void*>(b + len), lo + len + align - (b + len));
-      }
-    }
+  } else if (void* r = reserve_aligned(len, align); r != MAP_FAILED) {  // then the memfd over it
+    p = mmap(r, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, f, 0);
+    if (p == MAP_FAILED) munmap(r, len);
   }
   if (p == MAP_FAILED) {
     close(f);

@@ -175,6 +175,10 @@ ze_device_type_t device_type();
 /// memory's device and *id its allocation id. Addresses reserved but not mapped are not found. Thread-safe.
 bool virtual_memory_mapping(ze_context_handle_t context, const void* ptr, void** base, size_t* size,
                             ze_device_handle_t* device, uint64_t* id);
+/// An inaccessible anonymous mapping (PROT_NONE, MAP_NORESERVE) of `len` bytes at an address aligned to
+/// `align` (a power of two, at least a page), or MAP_FAILED: over-reserves by `align`, then gives back
+/// what lies outside. Virtual memory reservations and over-aligned device allocations start so.
+void* reserve_aligned(size_t len, size_t align);
 /// zeContextDestroy: frees the context's reservations (and so its mappings) and physical memory objects,
 /// which the application should have released; nothing of another context is touched.
 void release_virtual_memory(ze_context_handle_t context);

@@ -169,15 +169,8 @@ ze_result_t ZE_APICALL zeVirtualMemReserve(ze_context_handle_t hContext, const v
       base = MAP_FAILED;
     }
   }
-  if (base == MAP_FAILED) {
-    void* raw = mmap(nullptr, size + align, PROT_NONE, kFlags, -1, 0);
-    if (raw == MAP_FAILED) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    const uintptr_t r = reinterpret_cast<uintptr_t>(raw);
-    const uintptr_t b = (r + align - 1) & ~uintptr_t(align - 1);
-    if (b > r) munmap(raw, b - r);
-    if (r + size + align > b + size) munmap(reinterpret_cast<void*>(b + size), r + size + align - (b + size));
-    base = reinterpret_cast<void*>(b);
-  }
+  if (base == MAP_FAILED) base = reserve_aligned(size, align);
+  if (base == MAP_FAILED) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   vm().reservations.emplace(reinterpret_cast<uintptr_t>(base), Reservation{size, hContext, {}});
   *pptr = base;
   return ZE_RESULT_SUCCESS;
@@ -368,6 +361,16 @@ ze_result_t ZE_APICALL zeVirtualMemGetAccessAttribute(ze_context_handle_t hConte
     *outSize = at - lo;
     return ZE_RESULT_SUCCESS;
   });
+}
+
+void* reserve_aligned(size_t len, size_t align) {
+  void* raw = mmap(nullptr, len + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return MAP_FAILED;
+  const uintptr_t r = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t b = (r + align - 1) & ~uintptr_t(align - 1);
+  if (b > r) munmap(raw, b - r);
+  if (r + len + align > b + len) munmap(reinterpret_cast<void*>(b + len), r + len + align - (b + len));
+  return reinterpret_cast<void*>(b);
 }
 
 bool virtual_memory_mapping(ze_context_handle_t context, const void* ptr, void** base, size_t* size,

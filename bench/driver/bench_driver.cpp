@@ -184,18 +184,25 @@ Cl& cl() {
 // Allocation: a device allocation is a memfd mapping (exportable), a host allocation a PoCL SVM block, the
 // baseline of the same run. Arg: bytes; each iteration allocates, writes one byte per page, frees.
 
+/// A device (or host) allocation of `size` bytes with one byte written per page; nullptr if it failed.
+void* alloc_and_touch(Ze& z, size_t size, bool device) {
+  ze_device_mem_alloc_desc_t dd = {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  void* p = nullptr;
+  ze_result_t r = device ? zeMemAllocDevice(z.context, &dd, size, 64, z.device, &p)
+                         : zeMemAllocHost(z.context, &hd, size, 64, &p);
+  if (r != ZE_RESULT_SUCCESS) return nullptr;
+  for (size_t off = 0; off < size; off += 4096) static_cast<volatile char*>(p)[off] = 1;
+  return p;
+}
+
 void alloc_touch_free(benchmark::State& state, bool device) {
   Ze& z = ze();
   if (!z.error.empty()) return state.SkipWithError(z.error.c_str());
   const size_t size = static_cast<size_t>(state.range(0));
-  ze_device_mem_alloc_desc_t dd = {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
-  ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
   for (auto _ : state) {
-    void* p = nullptr;
-    ze_result_t r = device ? zeMemAllocDevice(z.context, &dd, size, 64, z.device, &p)
-                           : zeMemAllocHost(z.context, &hd, size, 64, &p);
-    if (r != ZE_RESULT_SUCCESS) return state.SkipWithError("allocation failed");
-    for (size_t off = 0; off < size; off += 4096) static_cast<volatile char*>(p)[off] = 1;
+    void* p = alloc_and_touch(z, size, device);
+    if (p == nullptr) return state.SkipWithError("allocation failed");
     zeMemFree(z.context, p);
   }
   state.SetItemsProcessed(state.iterations());
@@ -211,16 +218,11 @@ void alloc_touch_cold(benchmark::State& state, bool device) {
   Ze& z = ze();
   if (!z.error.empty()) return state.SkipWithError(z.error.c_str());
   const size_t size = static_cast<size_t>(state.range(0));
-  ze_device_mem_alloc_desc_t dd = {ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
-  ze_host_mem_alloc_desc_t hd = {ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
   std::vector<void*> live;
   for (auto _ : state) {
     const auto t0 = Clock::now();
-    void* p = nullptr;
-    ze_result_t r = device ? zeMemAllocDevice(z.context, &dd, size, 64, z.device, &p)
-                           : zeMemAllocHost(z.context, &hd, size, 64, &p);
-    if (r != ZE_RESULT_SUCCESS) return state.SkipWithError("allocation failed");
-    for (size_t off = 0; off < size; off += 4096) static_cast<volatile char*>(p)[off] = 1;
+    void* p = alloc_and_touch(z, size, device);
+    if (p == nullptr) return state.SkipWithError("allocation failed");
     state.SetIterationTime(seconds(t0, Clock::now()));
     live.push_back(p);
   }

@@ -148,6 +148,25 @@ TEST_F(Ipc, OpenedInTheSameProcessItIsTheSameMemoryAtAnotherAddress) {
   EXPECT_ZE_OK(zeMemCloseIpcHandle(context, r));
 }
 
+// Alignments above a page: the memfd is mapped at an aligned address inside a larger reservation whose
+// rest is given back; the allocation is aligned, whole, and exports like any other.
+TEST_F(Ipc, OverAlignedDeviceAllocationsAreAlignedAndExported) {
+  for (size_t align : {size_t{64} << 10, size_t{2} << 20}) {
+    auto* p = static_cast<char*>(alloc_device(kBytes, align));
+    ASSERT_NE(p, nullptr) << align;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % align, 0u) << align;
+    p[0] = 1;
+    p[kBytes - 1] = 2;
+    ze_ipc_mem_handle_t h{};
+    ZE_OK(zeMemGetIpcHandle(context, p, &h));
+    char* q = nullptr;
+    ZE_OK(zeMemOpenIpcHandle(context, device, h, 0, reinterpret_cast<void**>(&q)));
+    EXPECT_EQ(q[0], 1);
+    EXPECT_EQ(q[kBytes - 1], 2);
+    EXPECT_ZE_OK(zeMemCloseIpcHandle(context, q));
+  }
+}
+
 TEST_F(Ipc, AnInteriorPointerExportsTheWholeAllocation) {
   auto* p = static_cast<int*>(alloc_device(kBytes));
   ASSERT_NE(p, nullptr);
