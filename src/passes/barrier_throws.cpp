@@ -389,10 +389,35 @@ class Pass {
       if (!usable[r]) continue;
       std::map<uint32_t, Block> originals;  // the region as it was, for every copy
       for (uint32_t x : regions[r]) originals[x] = f.blocks[at.at(x)];
-      for (size_t e = 0; e < entries[r].size(); ++e) {
-        const Entry& en = entries[r][e];
-        std::map<uint32_t, uint32_t> rename;  // this copy's ids (the first entry keeps the originals)
-        if (e > 0) {
+      // Entries into one block whose continuations have no phis, and whose entering blocks define nothing
+      // used beyond them (the shared exit does not come from there), share one copy, which goes on through
+      // an OpSwitch on the entry it came from (clang -O2 sinks an unrolled loop's checks into one throw
+      // block: one copy per check would repeat the whole cold path); the others get a copy each.
+      std::vector<std::vector<size_t>> groups;
+      {
+        std::vector<size_t> shared;
+        for (size_t e = 0; e < entries[r].size(); ++e) {
+          const Block& c = f.blocks[at.at(entries[r][e].cont)];
+          if (entries[r][e].block == entries[r][0].block && c.insts[0].opcode != op::Phi &&
+              !defines_live_out(f, at, entries[r][e].pred, regions[r]))
+            shared.push_back(e);
+        }
+        if (shared.size() < 2) shared.clear();
+        if (!shared.empty()) groups.push_back(shared);
+        for (size_t e = 0; e < entries[r].size(); ++e)
+          if (std::find(shared.begin(), shared.end(), e) == shared.end()) groups.push_back({e});
+      }
+      for (size_t gi = 0; gi < groups.size(); ++gi) {
+        const std::vector<size_t>& grp = groups[gi];
+        const bool first = gi == 0;
+        const Entry& en = entries[r][grp[0]];
+        auto enters = [&](uint32_t from, uint32_t block) {
+          for (size_t e : grp)
+            if (entries[r][e].pred == from && entries[r][e].block == block) return true;
+          return false;
+        };
+        std::map<uint32_t, uint32_t> rename;  // this copy's ids (the first copy keeps the originals)
+        if (!first) {
           for (uint32_t x : regions[r]) {
             rename[x] = fresh();
             for (const Instruction& i : originals.at(x).insts) {
@@ -404,6 +429,7 @@ class Pass {
         }
         auto mapped = [&](uint32_t id) { return rename.count(id) ? rename.at(id) : id; };
         const uint32_t exit = fresh();
+        const uint32_t selector = grp.size() > 1 ? fresh() : 0;
         std::set<uint32_t> labels;  // this copy's blocks
         for (uint32_t x : regions[r]) labels.insert(mapped(x));
         std::vector<Block> copy;
@@ -415,14 +441,21 @@ class Pass {
             std::vector<uint32_t> keep;
             for (size_t w = 3; w + 1 < i.size(); w += 2) {
               const uint32_t from = i.words[w + 1];
-              if (regions[r].count(from) || (from == en.pred && x == en.block))
-                keep.insert(keep.end(), {i.words[w], from});
+              if (regions[r].count(from) || enters(from, x)) keep.insert(keep.end(), {i.words[w], from});
             }
             Instruction n = make_instruction(op::Phi, i.type_id, i.result_id, keep);
             n.annotations = std::move(i.annotations);
             i = std::move(n);
           }
-          if (e > 0) {
+          if (grp.size() > 1 && x == en.block) {
+            // The selector: which entry this thrower came in by (itself along the region's own edges).
+            std::vector<uint32_t> ops;
+            for (size_t k = 0; k < grp.size(); ++k) ops.insert(ops.end(), {uint_constant(static_cast<uint32_t>(k)), entries[r][grp[k]].pred});
+            for (uint32_t p : preds[x])
+              if (regions[r].count(p)) ops.insert(ops.end(), {selector, p});
+            b.insts.insert(b.insts.begin(), make_instruction(op::Phi, int_type(32), selector, ops));
+          }
+          if (!first) {
             b.label.words[1] = b.label.result_id = mapped(b.id());
             for (Instruction& i : b.insts) {
               if (i.result_id) local_types_[mapped(i.result_id)] = i.type_id;
@@ -446,10 +479,20 @@ class Pass {
         // The exit: the flag is set, and the thrower goes on where the check would have let it.
         Block x{make_instruction(op::Label, 0, exit, {}), {}};
         x.insts.push_back(make_instruction(opx::Store, 0, 0, {thrown_, bool_constant(true)}));
-        x.insts.push_back(make_instruction(op::Branch, 0, 0, {en.cont}));
+        if (grp.size() > 1) {
+          Instruction sw = make_instruction(op::Switch, 0, 0, {selector, en.cont});
+          for (size_t k = 1; k < grp.size(); ++k) {
+            add_operand(sw, static_cast<uint32_t>(k), SPV_OPERAND_TYPE_LITERAL_INTEGER);
+            add_operand(sw, entries[r][grp[k]].cont, SPV_OPERAND_TYPE_ID);
+          }
+          x.insts.push_back(std::move(sw));
+        } else {
+          x.insts.push_back(make_instruction(op::Branch, 0, 0, {en.cont}));
+        }
         copy.push_back(std::move(x));
         skip_starts.push_back(exit);
-        // The continuation's phis take, from the exit, what they took from the entering branch.
+        // The continuation's phis take, from the exit, what they took from the entering branch (a
+        // shared copy's continuations have none).
         Block& c = f.blocks[at.at(en.cont)];
         for (Instruction& i : c.insts) {
           if (i.opcode != op::Phi) break;
@@ -464,8 +507,9 @@ class Pass {
             }
         }
         // The entering branch goes to this copy.
-        if (e > 0) retarget(f.blocks[at.at(en.pred)].insts.back(), en.block, mapped(en.block));
-        if (e == 0) {
+        if (!first)
+          for (size_t e : grp) retarget(f.blocks[at.at(entries[r][e].pred)].insts.back(), entries[r][e].block, mapped(entries[r][e].block));
+        if (first) {
           for (Block& b : copy) {
             auto k = at.find(b.id());
             if (k != at.end()) f.blocks[k->second] = b;
@@ -515,6 +559,21 @@ class Pass {
         }
     split_to_.clear();
     return true;
+  }
+
+  // True if block `b` defines a value used outside it and outside `region`.
+  static bool defines_live_out(const Function& f, const std::map<uint32_t, size_t>& at, uint32_t b,
+                               const std::set<uint32_t>& region) {
+    std::set<uint32_t> defs;
+    for (const Instruction& i : f.blocks[at.at(b)].insts)
+      if (i.result_id) defs.insert(i.result_id);
+    for (const Block& x : f.blocks) {
+      if (x.id() == b || region.count(x.id())) continue;
+      for (const Instruction& i : x.insts)
+        for (uint32_t u : i.used_ids())
+          if (defs.count(u)) return true;
+    }
+    return false;
   }
 
   // Redirects the accesses of `b` for a thrower and branches around the calls it skips; `b` may become
@@ -673,6 +732,13 @@ class Pass {
     if (uint32_t c = find_global(o, t, {})) return c;
     return add_global(make_instruction(o, t, fresh(), {}));
   }
+  uint32_t uint_constant(uint32_t v) {
+    const uint32_t u32 = int_type(32);
+    if (uint32_t c = find_global(opx::Constant, u32, {v})) return c;
+    Instruction c = make_instruction(opx::Constant, u32, fresh(), {});
+    add_operand(c, v, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER);
+    return add_global(std::move(c));
+  }
   uint32_t null_constant(uint32_t type) {
     if (uint32_t c = find_global(opx::ConstantNull, type, {})) return c;
     return add_global(make_instruction(opx::ConstantNull, type, fresh(), {}));
@@ -700,14 +766,8 @@ class Pass {
   }
   uint32_t scratch_array() {
     if (scratch_array_) return scratch_array_;
-    const uint32_t u32 = int_type(32), u64 = int_type(64);
-    uint32_t n = find_global(opx::Constant, u32, {kScratchWords});
-    if (!n) {
-      Instruction c = make_instruction(opx::Constant, u32, fresh(), {});
-      add_operand(c, kScratchWords, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER);
-      n = add_global(std::move(c));
-    }
-    return scratch_array_ = add_global(make_instruction(opx::TypeArray, 0, fresh(), {u64, n}));
+    const uint32_t n = uint_constant(kScratchWords);
+    return scratch_array_ = add_global(make_instruction(opx::TypeArray, 0, fresh(), {int_type(64), n}));
   }
   Instruction make_variable(uint32_t ptype, uint32_t id, uint32_t sc, uint32_t init = 0) {
     Instruction v = make_instruction(op::Variable, ptype, id, {});
