@@ -90,19 +90,20 @@ static void fetch(__global const float* in, size_t i, uint n, float* v, zex_stat
   ZEX_CHECK_BOUNDS(zex, i, n);  // LINE:fetch
   *v = in[i] * 2.0f;
 }
-__attribute__((noinline)) static void fetch_noinline(__global const float* in, size_t i, uint n, float* v,
+__attribute__((noinline)) static void fetch_noinline(__global const float* in, size_t i, uint n, __local float* v,
                                                      zex_state_t zex) {
   ZEX_CHECK_BOUNDS(zex, i, n);  // LINE:fetch_noinline
   *v = in[i];
 }
 __kernel void helper_then_barrier(__global float* out, __global const float* in, uint n, zex_state_t zex) {
   __local float tile[G];
+  __local float second[G];
   uint t = get_local_id(0);
   size_t g = get_global_id(0);
-  float a = 0.0f, b = 0.0f;
+  float a = 0.0f;
   fetch(in, g, n, &a, zex);
-  fetch_noinline(in, g, n, &b, zex);
-  tile[t] = a + b;
+  fetch_noinline(in, g, n, &second[t], zex);
+  tile[t] = a + second[t];
   barrier(CLK_LOCAL_MEM_FENCE);
   out[g] = tile[(t + 1) % G];
 }
