@@ -8,6 +8,7 @@
 #include "compiler/translation_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <llvm/Analysis/PostDominators.h>
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/ExecutionEngine/ExecutionEngine.h>
 #include <llvm/ExecutionEngine/GenericValue.h>
@@ -491,6 +492,51 @@ TEST(SingleExit, EveryReturnAndUnreachableOfAKernelGoesToOneReturn) {
   EXPECT_EQ(llvm::pred_size(exits[0]), 4u) << "three returns and the unreachable branch to it";
   EXPECT_FALSE(give_one_exit(*m->getFunction("k"))) << "a second time changes nothing";
   EXPECT_EQ(exit_blocks(*m->getFunction("one")).size(), 1u);
+}
+
+// `if (t == 0) { if (b < 0) return; } barrier; use(v)`, as clang -O2 writes it: one return block that the
+// inner branch reaches without passing the barrier.
+TEST(SingleExit, AReturnBeforeABarrierArrivesAtIt) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i64 @_Z12get_local_idj(i32)\n"
+                    "declare spir_func void @_Z7barrierj(i32)\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %o, i32 addrspace(1)* %b) {\n"
+                    "entry:\n  %t = call spir_func i64 @_Z12get_local_idj(i32 0)\n"
+                    "  %first = icmp eq i64 %t, 0\n  br i1 %first, label %then, label %join\n"
+                    "then:\n  %x = load i32, i32 addrspace(1)* %b\n  %neg = icmp slt i32 %x, 0\n"
+                    "  br i1 %neg, label %exit, label %join\n"
+                    "join:\n  %v = add i64 %t, 7\n  call spir_func void @_Z7barrierj(i32 1)\n"
+                    "  %w = trunc i64 %v to i32\n  store i32 %w, i32 addrspace(1)* %o\n  br label %exit\n"
+                    "exit:\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  llvm::Function* k = m->getFunction("k");
+  EXPECT_FALSE(give_one_exit(*k)) << "already one return";
+  EXPECT_EQ(leave_at_the_next_barrier(*k), 1u);
+  EXPECT_EQ(verify(*m), "") << "%v, computed before the barrier, reaches its use after it through memory";
+  llvm::PostDominatorTree pdt(*k);
+  const llvm::BasicBlock* barrier_block = nullptr;
+  for (const llvm::BasicBlock& bb : *k)
+    for (const llvm::Instruction& i : bb)
+      if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&i))
+        if (call->getCalledFunction() && call->getCalledFunction()->getName() == "_Z7barrierj") barrier_block = &bb;
+  ASSERT_NE(barrier_block, nullptr);
+  EXPECT_TRUE(pdt.dominates(barrier_block, &k->getEntryBlock())) << "every work-item now meets the barrier";
+  EXPECT_EQ(exit_blocks(*k).size(), 1u);
+  EXPECT_EQ(leave_at_the_next_barrier(*k), 0u) << "a second time changes nothing";
+
+  // A return after the last barrier, or one whose other paths meet no barrier, stays as it is.
+  auto after = parse_ir(ctx,
+                        "declare spir_func i64 @_Z12get_local_idj(i32)\n"
+                        "declare spir_func void @_Z7barrierj(i32)\n"
+                        "define spir_kernel void @k(i32 addrspace(1)* %o) {\n"
+                        "entry:\n  call spir_func void @_Z7barrierj(i32 1)\n"
+                        "  %t = call spir_func i64 @_Z12get_local_idj(i32 0)\n"
+                        "  %odd = trunc i64 %t to i1\n  br i1 %odd, label %exit, label %st\n"
+                        "st:\n  store i32 1, i32 addrspace(1)* %o\n  br label %exit\n"
+                        "exit:\n  ret void\n}\n");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(leave_at_the_next_barrier(*after->getFunction("k")), 0u);
 }
 
 // --- kernel_names.cpp ---------------------------------------------------------------------------------
