@@ -1,14 +1,19 @@
 // One exit block per kernel (docs/cpu-driver-compiler.md, step 9; docs/cpu-driver.md, "PoCL 3.1's limits").
 //
 // Why: PoCL 3.1 forms a work-group function from the kernel's parallel regions, the code between
-// barriers, and makes every block without successors an exit barrier (Kernel::getExitBlocks in
-// lib/llvmopencl/Kernel.cc). A kernel with two returns therefore gets two exit barriers, at least one
-// of them inside a work-item-dependent branch, and PoCL assumes that all work-items of a group take
-// such a branch the same way: a guarded return before a barrier (even one no work-item takes) gives
-// wrong results, and where some work-items return after the last barrier while others go on, the
-// others' stores are lost. With one exit block, every path of every work-item ends at the same
-// barrier, which all of them reach: the code OpenCL C allows (every barrier reached by all work-items
-// of a group or by none) is then code PoCL runs right.
+// barriers. It makes every block without successors an exit barrier (Kernel::getExitBlocks in
+// lib/llvmopencl/Kernel.cc) and assumes that all work-items of a group take a branch that leads to a
+// barrier the same way; for a barrier that does not post-dominate the entry it puts an extra barrier at
+// the top of the branch that makes it conditional (ImplicitConditionalBarriers.cc). So:
+// - several returns are several exit barriers, some inside work-item-dependent branches. clang's output
+//   has one return block and PoCL's own cleanup usually merges returns again, but the kernel PoCL is
+//   given should not depend on that (other SPIR-V producers, zex's passes): give_one_exit;
+// - a return inside a work-item-dependent branch before a barrier (`if (t == 0) { if (x < 0) return; }
+//   barrier(...)`, valid while no work-item takes it, as Rodinia's hotspot and nw are written) gets
+//   PoCL's extra barrier inside the `t == 0` branch, and the launch crashed the process (SIGSEGV). Valid
+//   OpenCL C takes such a return only if the whole group leaves before that barrier (a barrier is
+//   reached by all work-items of a group or by none), so the return may as well arrive at the barrier
+//   and leave after it, which makes the barrier unconditional: leave_at_the_next_barrier.
 #include "compiler/parts.hpp"
 
 #include <llvm/IR/CFG.h>

@@ -1,6 +1,7 @@
 // Kernels that return early around work-group barriers (kernels/early_return.cl, issue 24 item 4):
-// PoCL 3.1 runs them wrongly as written, so zex-cpu's compiler gives PoCL one exit per kernel
-// (driver/compiler/single_exit.cpp). Each test compares every work-item's stores with the source's
+// PoCL 3.1 crashed on a return inside `if (t == 0)` before a barrier, so zex-cpu's compiler gives PoCL
+// one exit per kernel and makes such a return arrive at the barrier (driver/compiler/single_exit.cpp);
+// the other shapes guard that rewrite. Each test compares every work-item's stores with the source's
 // meaning, for the kernels built at -O2 and at -O0 and for group sizes 64 and 256.
 #include "l0_fixture.hpp"
 

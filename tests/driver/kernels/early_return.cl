@@ -1,7 +1,8 @@
 // Kernels that return early around work-group barriers: valid OpenCL C (every work-item of a group
-// reaches each barrier, or none does), written as Rodinia's hotspot and nw are. PoCL 3.1 runs such
-// kernels wrongly as they are (issue 24, item 4); zex-cpu gives PoCL each kernel with one return
-// (docs/cpu-driver-compiler.md, "Single exit"). early_return_test.cpp checks every work-item's result.
+// reaches each barrier, or none does), written as Rodinia's hotspot and nw are. PoCL 3.1 crashed on the
+// returns inside `if (t == 0)` as written (issue 24, item 4); zex-cpu gives PoCL each kernel with one
+// exit, and a return before a barrier arrives at it (docs/cpu-driver-compiler.md, step 9).
+// early_return_test.cpp checks every work-item's result.
 // Every buffer has one element per work-item; `in[g]` is the test's data.
 
 // A guarded return before a barrier that no work-item takes (n >= the global size).
