@@ -32,7 +32,8 @@ struct ArgInfo {
 };
 
 struct KernelInfo {
-  std::string name;
+  std::string name;       ///< the application's name, for everything Level Zero answers
+  std::string pocl_name;  ///< the name PoCL knows it by: `name`, or a short internal one (compiler/kernel_names.cpp)
   std::vector<ArgInfo> args;
   uint32_t reqd_group_size[3] = {0, 0, 0};  ///< all 0 when the kernel does not require one
   uint32_t reqd_subgroup_size = 0;          ///< 0 when not required

@@ -35,7 +35,7 @@ ze_result_t ZE_APICALL zeKernelCreate(ze_module_handle_t hModule, const ze_kerne
 
   auto cl = std::make_shared<ClKernel>();
   cl_int err = CL_SUCCESS;
-  cl->kernel = clCreateKernel(m->program, desc->pKernelName, &err);
+  cl->kernel = clCreateKernel(m->program, m->kernels[idx].pocl_name.c_str(), &err);
   if (!cl->kernel || err != CL_SUCCESS) return err == CL_OUT_OF_HOST_MEMORY ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY
                                                                             : ZE_RESULT_ERROR_UNKNOWN;
   cl->module = m;

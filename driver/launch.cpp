@@ -73,7 +73,7 @@ class Launch final : public LaunchCommand {
       std::array<uint32_t, 3> g{group_[0], group_[1], group_[2]};
       auto& seen = cl_->seen_group_sizes;
       bool first = std::find(seen.begin(), seen.end(), g) == seen.end();
-      if (first) cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->name);
+      if (first) cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->pocl_name);
       err = apply_args();
       if (err == CL_SUCCESS && local_bytes() > limits().local_mem) err = CL_OUT_OF_RESOURCES;
       if (err == CL_SUCCESS)
@@ -102,7 +102,7 @@ class Launch final : public LaunchCommand {
         cl_->loaded_before.erase(it);
       }
     }
-    pin_kernel_objects(cl_->module, layout_->info->name, before);
+    pin_kernel_objects(cl_->module, layout_->info->pocl_name, before);
   }
 
  private:

@@ -107,9 +107,10 @@ void release_module(ze_module_handle_t m);
 void register_module_storage(ze_module_handle_t m);
 /// Takes the module's constants and variables out of module_constant_range (zeModuleDestroy).
 void unregister_module(ze_module_handle_t m);
-/// The PoCL kernel objects of kernel `name` loaded in this process.
+/// The PoCL kernel objects of kernel `name` loaded in this process (`name`: PoCL's, KernelInfo::pocl_name).
 std::vector<std::string> loaded_kernel_objects(const std::string& name);
-/// After the first launch of a kernel with a new group size: pins the kernel objects of `m`'s program.
+/// After the first launch of a kernel with a new group size: pins the kernel objects of `m`'s program
+/// (`kernel_name`: PoCL's, KernelInfo::pocl_name, which names PoCL's cache directories and entry points).
 void pin_kernel_objects(ze_module_handle_t m, const std::string& kernel_name, const std::vector<std::string>& before);
 
 // --- kernel_api.cpp -----------------------------------------------------------------------------------

@@ -95,6 +95,9 @@ ze_result_t build_for_pocl(llvm::Module& mod, const char* build_flags,
   }
 
   if (ze_result_t r = assign_global_storage(mod, shared, out); r != ZE_RESULT_SUCCESS) return r;
+  // What PoCL 3.1 cannot take as it is: kernels with several exits, and long kernel names.
+  give_kernels_one_exit(mod);
+  give_pocl_names(mod, &out->kernels);
   return build_with_pocl(mod, build_flags, context, device, out);
 }
 

@@ -72,6 +72,19 @@ bool inline_everything(llvm::Module& m, std::string* err);
 /// Versions each kernel whose every throw site is behind recognised bounds checks. Returns how many.
 unsigned version_bounds_checks(llvm::Module& m);
 
+// --- single_exit.cpp: one exit block per kernel, for PoCL's barriers --------------------------------
+
+/// Makes every `ret` and `unreachable` of `f` (a void function) a branch to one new return block. False if
+/// `f` already had a single return and nothing else without successors.
+bool give_one_exit(llvm::Function& f);
+/// In a function with one exit (give_one_exit): a return from a block that can still reach a barrier,
+/// whose other paths all meet the same barrier first, becomes "record that the work-item has left, arrive
+/// at that barrier, then go to the exit". Returns how many returns moved.
+unsigned leave_at_the_next_barrier(llvm::Function& f);
+/// give_one_exit and leave_at_the_next_barrier for every kernel of `m` (after inlining). Returns how many
+/// changed.
+unsigned give_kernels_one_exit(llvm::Module& m);
+
 // --- kernel_metadata.cpp: what Level Zero needs to know about kernels --------------------------------
 
 /// Fills out->kernels (arguments, required sizes, source attributes) and out->imports.
@@ -88,10 +101,22 @@ ze_result_t assign_global_storage(llvm::Module& mod, const std::map<std::string,
 /// The bytes of a constant initializer (the host's layout); false if it holds addresses.
 bool constant_bytes(const llvm::Constant* c, const llvm::DataLayout& dl, uint8_t* out, size_t size);
 
+// --- kernel_names.cpp: the names PoCL knows kernels by ------------------------------------------------
+
+/// The longest kernel name zex-cpu gives PoCL as it is (PoCL 3.1 aborts over 252 characters).
+constexpr size_t kMaxPoclKernelName = 128;
+/// True for a name PoCL 3.1 can take: 1..kMaxPoclKernelName characters of [A-Za-z0-9_].
+bool pocl_takes_name(const std::string& name);
+/// Sets each kernel's pocl_name: its name where pocl_takes_name, else a short internal one
+/// (zexcpu_kernel_<n>, unique in `m`) that the kernel's function in `m` is renamed to.
+void give_pocl_names(llvm::Module& m, std::vector<KernelInfo>* kernels);
+/// `log` (PoCL's) with every internal kernel name of `kernels` replaced by the application's name.
+std::string with_user_names(const std::string& log, const std::vector<KernelInfo>& kernels);
+
 // --- pocl_build.cpp: SPIR bitcode -> built PoCL program ----------------------------------------------
 
 /// Writes `mod` as SPIR bitcode and builds it with PoCL, retrying with PoCL's spellings of builtins it
-/// reports missing. On success out->program is set.
+/// reports missing. On success out->program is set. PoCL's log names kernels as out->kernels' names.
 ze_result_t build_with_pocl(llvm::Module& mod, const char* build_flags, cl_context context, cl_device_id device,
                             CompiledProgram* out);
 /// Only OpenCL options ("-cl-...") of Level Zero build flags.

@@ -86,7 +86,7 @@ ze_result_t build_with_pocl(llvm::Module& mod, const char* build_flags, cl_conte
     }
     if (renamed) continue;
     out->log += "PoCL failed to build the program (clBuildProgram returned " + std::to_string(err) + ")";
-    if (!pocl_log.empty()) out->log += ":\n" + pocl_log;
+    if (!pocl_log.empty()) out->log += ":\n" + with_user_names(pocl_log, out->kernels);
     return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
   }
 }

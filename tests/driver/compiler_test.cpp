@@ -1,16 +1,19 @@
 // IR-level tests of zex-cpu's compiler steps (driver/compiler/), each called directly on small inputs:
 // the SPIR-V check, the translation cache, the group builtins (run with LLVM's interpreter on known
-// inputs), the lowering of leftover builtin variables, inlining, kernel metadata and program globals.
+// inputs), the lowering of leftover builtin variables, inlining, single exits, kernel names, kernel metadata
+// and program globals.
 // The driver as a whole is tested through the loader (driver_conformance); this executable links the
 // compiler's static library instead.
 #include "compiler/parts.hpp"
 #include "compiler/translation_cache.hpp"
 
 #include <gtest/gtest.h>
+#include <llvm/Analysis/PostDominators.h>
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/ExecutionEngine/ExecutionEngine.h>
 #include <llvm/ExecutionEngine/GenericValue.h>
 #include <llvm/ExecutionEngine/Interpreter.h>
+#include <llvm/IR/CFG.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
@@ -450,6 +453,135 @@ TEST(BoundsVersioning, AGuardedThrowGetsAFastCopy) {
   EXPECT_EQ(version_bounds_checks(*m), 1u);
   EXPECT_EQ(verify(*m), "");
   EXPECT_EQ(m->getFunction("k")->getEntryBlock().getName(), "zex.version");
+}
+
+// --- single_exit.cpp ----------------------------------------------------------------------------------
+
+// The blocks of `f` without successors.
+std::vector<const llvm::BasicBlock*> exit_blocks(const llvm::Function& f) {
+  std::vector<const llvm::BasicBlock*> out;
+  for (const llvm::BasicBlock& bb : f)
+    if (bb.getTerminator()->getNumSuccessors() == 0) out.push_back(&bb);
+  return out;
+}
+
+TEST(SingleExit, EveryReturnAndUnreachableOfAKernelGoesToOneReturn) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i64 @_Z12get_local_idj(i32)\n"
+                    "declare spir_func void @_Z7barrierj(i32)\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %o, i64 %n) {\n"
+                    "entry:\n  %t = call spir_func i64 @_Z12get_local_idj(i32 0)\n"
+                    "  %early = icmp uge i64 %t, %n\n  br i1 %early, label %out, label %work\n"
+                    "out:\n  ret void\n"
+                    "work:\n  call spir_func void @_Z7barrierj(i32 1)\n"
+                    "  %odd = trunc i64 %t to i1\n  br i1 %odd, label %done, label %store\n"
+                    "done:\n  ret void\n"
+                    "store:\n  %big = icmp ugt i64 %t, 1000000\n  br i1 %big, label %never, label %st\n"
+                    "never:\n  unreachable\n"
+                    "st:\n  store i32 1, i32 addrspace(1)* %o\n  ret void\n}\n"
+                    "define spir_kernel void @one(i32 addrspace(1)* %o) {\n  store i32 2, i32 addrspace(1)* %o\n"
+                    "  ret void\n}\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(give_kernels_one_exit(*m), 1u) << "only the kernel with several exits changes";
+  EXPECT_EQ(verify(*m), "");
+  std::vector<const llvm::BasicBlock*> exits = exit_blocks(*m->getFunction("k"));
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_TRUE(llvm::isa<llvm::ReturnInst>(exits[0]->getTerminator()));
+  EXPECT_EQ(exits[0]->size(), 1u) << "the exit block holds only the return";
+  EXPECT_EQ(llvm::pred_size(exits[0]), 4u) << "three returns and the unreachable branch to it";
+  EXPECT_FALSE(give_one_exit(*m->getFunction("k"))) << "a second time changes nothing";
+  EXPECT_EQ(exit_blocks(*m->getFunction("one")).size(), 1u);
+}
+
+// `if (t == 0) { if (b < 0) return; } barrier; use(v)`, as clang -O2 writes it: one return block that the
+// inner branch reaches without passing the barrier.
+TEST(SingleExit, AReturnBeforeABarrierArrivesAtIt) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i64 @_Z12get_local_idj(i32)\n"
+                    "declare spir_func void @_Z7barrierj(i32)\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %o, i32 addrspace(1)* %b) {\n"
+                    "entry:\n  %t = call spir_func i64 @_Z12get_local_idj(i32 0)\n"
+                    "  %first = icmp eq i64 %t, 0\n  br i1 %first, label %then, label %join\n"
+                    "then:\n  %x = load i32, i32 addrspace(1)* %b\n  %neg = icmp slt i32 %x, 0\n"
+                    "  br i1 %neg, label %exit, label %join\n"
+                    "join:\n  %v = add i64 %t, 7\n  call spir_func void @_Z7barrierj(i32 1)\n"
+                    "  %w = trunc i64 %v to i32\n  store i32 %w, i32 addrspace(1)* %o\n  br label %exit\n"
+                    "exit:\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  llvm::Function* k = m->getFunction("k");
+  EXPECT_FALSE(give_one_exit(*k)) << "already one return";
+  EXPECT_EQ(leave_at_the_next_barrier(*k), 1u);
+  EXPECT_EQ(verify(*m), "") << "%v, computed before the barrier, reaches its use after it through memory";
+  llvm::PostDominatorTree pdt(*k);
+  const llvm::BasicBlock* barrier_block = nullptr;
+  for (const llvm::BasicBlock& bb : *k)
+    for (const llvm::Instruction& i : bb)
+      if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&i))
+        if (call->getCalledFunction() && call->getCalledFunction()->getName() == "_Z7barrierj") barrier_block = &bb;
+  ASSERT_NE(barrier_block, nullptr);
+  EXPECT_TRUE(pdt.dominates(barrier_block, &k->getEntryBlock())) << "every work-item now meets the barrier";
+  EXPECT_EQ(exit_blocks(*k).size(), 1u);
+  EXPECT_EQ(leave_at_the_next_barrier(*k), 0u) << "a second time changes nothing";
+
+  // A return after the last barrier, or one whose other paths meet no barrier, stays as it is.
+  auto after = parse_ir(ctx,
+                        "declare spir_func i64 @_Z12get_local_idj(i32)\n"
+                        "declare spir_func void @_Z7barrierj(i32)\n"
+                        "define spir_kernel void @k(i32 addrspace(1)* %o) {\n"
+                        "entry:\n  call spir_func void @_Z7barrierj(i32 1)\n"
+                        "  %t = call spir_func i64 @_Z12get_local_idj(i32 0)\n"
+                        "  %odd = trunc i64 %t to i1\n  br i1 %odd, label %exit, label %st\n"
+                        "st:\n  store i32 1, i32 addrspace(1)* %o\n  br label %exit\n"
+                        "exit:\n  ret void\n}\n");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(leave_at_the_next_barrier(*after->getFunction("k")), 0u);
+}
+
+// --- kernel_names.cpp ---------------------------------------------------------------------------------
+
+TEST(KernelNames, LongAndPathLikeNamesGetShortInternalOnes) {
+  const std::string long_name(300, 'q');
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "define spir_kernel void @\"" + long_name + "\"(i32 addrspace(1)* %o) {\n"
+                    "  store i32 1, i32 addrspace(1)* %o\n  ret void\n}\n"
+                    "define spir_kernel void @\"a/b\"(i32 addrspace(1)* %o) {\n"
+                    "  call spir_kernel void @\"" + long_name + "\"(i32 addrspace(1)* %o)\n  ret void\n}\n"
+                    "define spir_kernel void @short_one(i32 addrspace(1)* %o) {\n  ret void\n}\n"
+                    "define spir_func void @zexcpu_kernel_0() {\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  CompiledProgram prog;
+  analyze(*m, &prog);
+  ASSERT_EQ(prog.kernels.size(), 3u);
+  give_pocl_names(*m, &prog.kernels);
+  EXPECT_EQ(verify(*m), "");
+  std::map<std::string, std::string> pocl;
+  for (const KernelInfo& k : prog.kernels) pocl[k.name] = k.pocl_name;
+  EXPECT_EQ(pocl["short_one"], "short_one") << "a name PoCL takes is kept";
+  EXPECT_EQ(pocl[long_name], "zexcpu_kernel_1") << "zexcpu_kernel_0 is taken by a function of the module";
+  EXPECT_EQ(pocl["a/b"], "zexcpu_kernel_2");
+  for (const auto& [user, internal] : pocl) {
+    EXPECT_TRUE(pocl_takes_name(internal)) << internal;
+    ASSERT_NE(m->getFunction(internal), nullptr) << internal;
+    EXPECT_EQ(m->getFunction(internal)->getCallingConv(), llvm::CallingConv::SPIR_KERNEL);
+  }
+  EXPECT_FALSE(m->getFunction(long_name));
+  // The kernel that called the long-named one calls it under its new name.
+  const llvm::Function* caller = m->getFunction("zexcpu_kernel_2");
+  ASSERT_NE(caller, nullptr);
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(&caller->getEntryBlock().front());
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->getCalledFunction(), m->getFunction("zexcpu_kernel_1"));
+  EXPECT_TRUE(pocl_takes_name(std::string(kMaxPoclKernelName, 'x')));
+  EXPECT_FALSE(pocl_takes_name(std::string(kMaxPoclKernelName + 1, 'x')));
+  EXPECT_FALSE(pocl_takes_name(""));
+
+  // PoCL's log speaks of the application's kernels; only whole internal names are replaced.
+  EXPECT_EQ(with_user_names("error in zexcpu_kernel_2: zexcpu_kernel_1 (zexcpu_kernel_12, xzexcpu_kernel_1)\n",
+                            prog.kernels),
+            "error in a/b: " + long_name + " (zexcpu_kernel_12, xzexcpu_kernel_1)\n");
 }
 
 // --- kernel_metadata.cpp ------------------------------------------------------------------------------
