@@ -54,7 +54,7 @@ constexpr uint16_t String = 7, TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeS
 // OpenCL.DebugInfo.100 instruction numbers.
 constexpr uint32_t kDebugFunction = 20, kDebugLexicalBlock = 21, kDebugLexicalBlockDiscriminator = 22,
                    kDebugScope = 23, kDebugNoScope = 24, kDebugInlinedAt = 25, kDebugSource = 35;
-constexpr uint32_t kDecorationSpecId = 1;
+constexpr uint32_t kDecorationSpecId = 1, kDecorationFuncParamAttr = 38, kFuncParamAttrSret = 3;
 
 // More ids than this in one module and the numbering is dropped (the flags stay): paths multiply
 // through shared helpers, and the host keeps one table entry per path.
@@ -217,6 +217,12 @@ class Pass {
     return true;
   }
 
+  // zex_throw, zex_throw_site, and the three-call protocol's last call: the throw is complete.
+  bool completes_throw(uint32_t callee) const {
+    auto e = throw_entry_.find(callee);
+    return e != throw_entry_.end() &&
+           (e->second == "zex_throw" || e->second == "zex_throw_site" || e->second == "zex_signal_exception");
+  }
   bool has_throw_call(const Function& f) const {
     for (const Call& c : f.calls)
       if (throw_entry_.count(c.callee)) return true;
@@ -599,12 +605,28 @@ class Pass {
     for (Function& f : fns_)
       if (f.may_throw || f.throws) rewrite_function(f, ret_of);
 
+    // A struct returned by `sret` pointer (clang's way for every struct return on SPIR) leaves a void
+    // function whose pointer parameter says `FuncParamAttr Sret`; returning the flag, it no longer
+    // returns void, and LLVM (llvm-spirv's reverse translation: zex-cpu's, Intel's front end) refuses
+    // an sret parameter on a non-void function ("Invalid struct return type!"). The pointer stays an
+    // ordinary one: nothing reads the attribute but the calling convention it no longer has.
+    std::set<uint32_t> sret_params;
+    for (const Function& f : fns_)
+      if (f.may_throw)
+        for (const Instruction& p : f.head)
+          if (p.opcode == op::FunctionParameter) sret_params.insert(p.result_id);
+    auto is_sret = [&](const Instruction& d) {
+      return d.opcode == op::Decorate && d.size() == 4 && d.word(2) == kDecorationFuncParamAttr &&
+             d.word(3) == kFuncParamAttrSret && sret_params.count(d.word(1));
+    };
+
     // Write back: function headers, bodies, new globals before the first function.
     Insts out;
     size_t fi = 0;
     bool placed = false;
     for (size_t k = 0; k < m_.insts.size(); ++k) {
       Instruction i = m_.insts[k];
+      if (is_sret(i)) continue;
       if (i.opcode == op::Function && !placed) {
         out.insert(out.end(), globals_.begin(), globals_.end());
         placed = true;
@@ -815,9 +837,34 @@ class Pass {
       before.push_back(make_instruction(opx::IAdd, uint_type(), s, {uint_constant(static_cast<uint32_t>(offset)), f.base_param}));
       return s;
     };
-    std::vector<Block> added;
+    // `rest` (the instructions that followed a call in `block`) becomes a block of its own, right
+    // after it (blocks keep dominance order); its successors' OpPhis now name it.
+    auto place_rest = [&](size_t block, Block&& rest) {
+      const uint32_t from = f.blocks[block].id();
+      for (uint32_t s : branch_targets(rest.insts.back())) {
+        auto k = std::find_if(f.blocks.begin(), f.blocks.end(), [&](const Block& x) { return x.id() == s; });
+        if (k == f.blocks.end()) continue;
+        for (Instruction& p : k->insts) {
+          if (p.opcode != op::Phi) break;
+          for (size_t w = 4; w < p.size(); w += 2)
+            if (p.words[w] == from) p.words[w] = rest.id();
+        }
+      }
+      f.blocks.insert(f.blocks.begin() + static_cast<std::ptrdiff_t>(block) + 1, std::move(rest));
+    };
     for (size_t c = f.calls.size(); c-- > 0;) {
       const Call& call = f.calls[c];
+      // The call that completes a throw ends the work-item, also where its block goes on: clang -O2
+      // threads a second check of the same condition into the first's cold block (zex_throw, the code
+      // between the checks, zex_throw again). What follows moves to a block nothing reaches.
+      if (completes_throw(call.callee) && call.index + 2 < f.blocks[call.block].insts.size()) {
+        Block& b = f.blocks[call.block];
+        Block rest{make_instruction(op::Label, 0, fresh(), {}), {}};
+        rest.insts.assign(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index) + 1, b.insts.end());
+        b.insts.erase(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index) + 1, b.insts.end());
+        b.insts.push_back(make_instruction(op::Branch, 0, 0, {thrown_exit()}));
+        place_rest(call.block, std::move(rest));
+      }
       Block& b = f.blocks[call.block];
       Instruction& i = b.insts[call.index];
       if (site_info_.count({f.id, c}) && throw_site_fn_ && (f.reach == 1 || f.hidden)) {
@@ -890,18 +937,7 @@ class Pass {
           rest.insts[0].annotations.insert(rest.insts[0].annotations.begin(), s);
         }
       }
-      // Successors now come from `rest`.
-      for (uint32_t s : branch_targets(rest.insts.back())) {
-        auto k = std::find_if(f.blocks.begin(), f.blocks.end(), [&](const Block& x) { return x.id() == s; });
-        if (k == f.blocks.end()) continue;
-        for (Instruction& p : k->insts) {
-          if (p.opcode != op::Phi) break;
-          for (size_t w = 4; w < p.size(); w += 2)
-            if (p.words[w] == b.id()) p.words[w] = rest.id();
-        }
-      }
-      // The rest goes right after b (blocks keep dominance order).
-      f.blocks.insert(f.blocks.begin() + static_cast<std::ptrdiff_t>(call.block) + 1, std::move(rest));
+      place_rest(call.block, std::move(rest));
       // Later calls in the same block are visited before this one (reverse order) and earlier ones
       // keep their positions; the blocks after call.block moved by one, so the indices of calls in
       // them are stale, but those calls were visited already.
