@@ -26,6 +26,12 @@ bool merge_throw_sites(Module& m);
 /// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns true if it changed the module.
 bool number_throw_paths(Module& m, detail::SiteTable* sites);
 
+/// A copy of every kernel that another function calls (OpenCL C allows it), as an ordinary function
+/// the calls go to, so that number_throw_paths can make it return a flag (kernel_calls.cpp). Writes
+/// the module with the copies to `out` and returns true; false (`out` untouched) if no kernel is called.
+/// `names` receives each copy's id -> the kernel's OpName (the copy's own is `__zex_call_<name>`).
+bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std::string>* names);
+
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns true if it changed the module.
 bool merge_duplicate_builtins(Module& m);

@@ -23,8 +23,8 @@
 //    their frames and lines; OpLine gives a call's line) and from the call graph and OpName otherwise
 //    (line 0: unknown).
 //
-// Left alone (the module is returned unchanged): a module whose kernels are called as functions, or
-// with recursion (OpenCL C has neither), and anything malformed. docs/spirv-passes.md has the order.
+// A kernel called as a function is called through a copy (kernel_calls.cpp). Left alone (the module is
+// returned unchanged): a module with recursion (OpenCL C has none), and anything malformed. docs/spirv-passes.md has the order.
 #include "passes.hpp"
 
 #include <zex/abi.h>
@@ -98,7 +98,8 @@ struct Function {
 
 class Pass {
  public:
-  explicit Pass(Module& m) : m_(m), next_(m.header[3]) {}
+  // `names`: functions whose frames say another name than their OpName (kernel_calls.cpp's copies).
+  explicit Pass(Module& m, const std::map<uint32_t, std::string>& names = {}) : m_(m), next_(m.header[3]), renamed_(names) {}
 
   bool run(detail::SiteTable* out) {
     index_defs();
@@ -127,12 +128,13 @@ class Pass {
  private:
   // ---- module facts ----
   void index_defs() {
+    names_.insert(renamed_.begin(), renamed_.end());
     for (size_t k = 0; k < m_.insts.size(); ++k) {
       const Instruction& i = m_.insts[k];
       if (i.result_id) def_[i.result_id] = k;
       if (i.opcode == op::ExtInstImport && i.string_at(2) == "OpenCL.DebugInfo.100") debug_set_ = i.result_id;
       if (i.opcode == opx::String) strings_[i.result_id] = i.string_at(2);
-      if (i.opcode == op::Name) names_.emplace(i.word(1), i.string_at(2));
+      if (i.opcode == op::Name && !renamed_.count(i.word(1))) names_.emplace(i.word(1), i.string_at(2));
       if (i.opcode == op::EntryPoint) entries_.insert(i.word(2));
     }
   }
@@ -996,6 +998,7 @@ class Pass {
   std::map<uint32_t, size_t> def_;
   std::map<uint32_t, std::string> strings_;
   std::multimap<uint32_t, std::string> names_;
+  std::map<uint32_t, std::string> renamed_;
   std::set<uint32_t> entries_;
   uint32_t debug_set_ = 0;
   std::map<uint32_t, std::string> throw_entry_;
@@ -1008,7 +1011,14 @@ class Pass {
 
 bool number_throw_paths(Module& m, detail::SiteTable* out) {
   if (out) out->clear();
-  return Pass(m).run(out);
+  // A kernel that another function calls: the calls go to a copy the pass can flag (kernel_calls.cpp),
+  // kept only if the pass changes the module.
+  Module cloned;
+  std::map<uint32_t, std::string> names;
+  if (!clone_called_kernels(m, &cloned, &names)) return Pass(m).run(out);
+  if (!Pass(cloned, names).run(out)) return false;
+  m = std::move(cloned);
+  return true;
 }
 
 }  // namespace passes

@@ -1,7 +1,8 @@
 // Throws that must end the work-item, on zex-cpu through zex::Module (issue 24, items 8 and 10):
 // checks in helpers that return a scalar, a vector and a struct (ZEX_CHECK_BOUNDS_RET and
 // ZEX_THROW_*_RET, tests/passes/kernels/throw_ret.cl, built five ways, the struct one by `sret` and
-// with -g too) and a check that clang -O2 threads into another's cold block (check_twice.cl). Each at levels 0, 1 and 2: the report's
+// with -g too), a check that clang -O2 threads into another's cold block (check_twice.cl), and a
+// kernel that calls another kernel (kernel_calls_kernel.cl). Each at levels 0, 1 and 2: the report's
 // name, reason, values and frames with their lines, one thrower, and none of the thrower's later writes.
 #include "zex_fixture.hpp"
 
@@ -211,6 +212,43 @@ TEST(ThrowInHelper, ACheckThreadedIntoAnotherThrowsOnce) {
       for (size_t k : {3, 64 + 3, 128 + 3, 192 + 3}) EXPECT_TRUE(out.untouched(k)) << "the thrower wrote c[" << k << "]";
       EXPECT_EQ(out.at<int32_t>(5), 1);
       EXPECT_EQ(out.at<int32_t>(64 + 5), 1);
+    }
+  }
+}
+
+// One kernel calls another (kernels/kernel_calls_kernel.cl, -O0): every kernel of the module still
+// ends the work-item that throws in the helper, the called kernel run on its own, the calling kernel,
+// and one that calls no kernel.
+TEST(ThrowInHelper, AKernelThatCallsAKernelEndsTheWorkItem) {
+  const auto lines = lines_of("kernel_calls_kernel.cl");
+  auto& d = device();
+  Out out(sizeof(int32_t), 192);
+  for (const char* build : {"kernel_calls_kernel_O0", "kernel_calls_kernel_O0g"}) {
+    zex::Module mod = module_of(build);
+    zex::Stream s(d.dev);
+    struct Case {
+      const char* kernel;
+      std::vector<std::string> frames;
+      std::vector<size_t> writes;  // of work-item 3, none of which may happen
+    };
+    for (const Case& c : {Case{"inner", {"check", "inner"}, {3, 64 + 3}},
+                          Case{"outer", {"check", "inner", "outer"}, {3, 64 + 3, 128 + 3}},
+                          Case{"other", {"check", "other"}, {3, 64 + 3}}}) {
+      zex::Kernel k = mod.kernel(c.kernel);
+      for (int level : {0, 1, 2}) {
+        SCOPED_TRACE(std::string(build) + ", " + c.kernel + ", level " + std::to_string(level));
+        out.fill();
+        s.launch(k, zex_test::cfg1d(1, 8, level), out.bytes.get(), uint32_t(3), uint32_t(64));
+        auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+        EXPECT_EQ(frame_functions(ex), c.frames);
+        ASSERT_FALSE(ex.frames().empty());
+        EXPECT_EQ(ex.frames()[0].line, lines.at("KCHECK"));
+        if (level >= 1) {
+          EXPECT_EQ(ex.values(), (std::vector<uint64_t>{67, 64}));
+        }
+        for (size_t w : c.writes) EXPECT_TRUE(out.untouched(w)) << "the thrower wrote c[" << w << "]";
+        EXPECT_EQ(out.at<int32_t>(64 + 5), 1);
+      }
     }
   }
 }

@@ -217,4 +217,27 @@ TEST(ThrowPaths, AnSretHelperThatReturnsTheFlagLosesItsSretAttribute) {
   }
 }
 
+// A kernel that another kernel calls (kernel_calls_kernel.cl, -O0): the pass used to leave the whole
+// module alone. The call goes to a copy of the kernel (`__zex_call_inner`), a helper that returns the
+// flag; the kernel itself keeps its type, and every kernel's path is numbered with its frames.
+TEST(ThrowPaths, AKernelCalledAsAFunctionIsCalledThroughACopy) {
+  for (const char* build : {"kernel_calls_kernel_O0", "kernel_calls_kernel_O0g"}) {
+    SCOPED_TRACE(build);
+    Module m = zex::passes::parse(kernel(build));
+    const auto before = functions_of(m);
+    SiteTable t;
+    ASSERT_TRUE(zex::passes::number_throw_paths(m, &t));
+    const auto after = functions_of(m);
+    EXPECT_EQ(after.at("inner").ret, before.at("inner").ret);
+    ASSERT_EQ(after.count("__zex_call_inner"), 1u);
+    EXPECT_NE(after.at("__zex_call_inner").ret, before.at("inner").ret);
+    EXPECT_EQ(after.at("__zex_call_inner").params, before.at("inner").params);
+    std::set<std::vector<std::string>> paths;
+    for (const auto& s : t) paths.insert(functions(s));
+    EXPECT_EQ(paths, (std::set<std::vector<std::string>>{
+                         {"check", "inner"}, {"check", "inner", "outer"}, {"check", "other"}}));
+    EXPECT_NO_THROW(zex::detail::validate_spirv(zex::passes::to_words(m), "numbered"));
+  }
+}
+
 }  // namespace
