@@ -47,7 +47,7 @@ namespace opx {
 constexpr uint16_t String = 7, TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeStruct = 30, TypeFunction = 33,
                    ConstantTrue = 41, ConstantFalse = 42, Constant = 43, ConstantComposite = 44, ConstantNull = 46,
                    SpecConstant = 50, SpecConstantOp = 52, AccessChain = 65, InBoundsAccessChain = 66, PtrAccessChain = 67,
-                   InBoundsPtrAccessChain = 70, CompositeConstruct = 80, CompositeExtract = 81, CompositeInsert = 82, CopyObject = 83,
+                   InBoundsPtrAccessChain = 70, CompositeConstruct = 80, Select = 169, CompositeExtract = 81, CompositeInsert = 82, CopyObject = 83,
                    IAdd = 128, PtrCastToGeneric = 121, Bitcast = 124;
 }  // namespace opx
 
@@ -382,17 +382,14 @@ class Pass {
     return out;
   }
 
-  // A zex_throw whose strings and line are constants: its name, reason and own frames.
-  bool identify(const Function& f, const Call& c, detail::ThrowSite* site) const {
-    auto e = throw_entry_.find(c.callee);
-    if (e == throw_entry_.end() || e->second != "zex_throw") return false;
-    const Instruction& i = f.blocks[c.block].insts[c.index];
-    if (i.size() != 14) return false;  // zex, name, reason, count, kind, a, b, function, file, line
+  // A zex_throw whose strings and line are constants: its name, reason and own frames. `value(w)` is
+  // the id the site passes as word w of the call (the call's own, or what a phi or select chooses).
+  template <class Value>
+  bool identify_one(const Function& f, const Call& c, Value value, detail::ThrowSite* site) const {
     Frame own;
-    if (!string_of(i.word(5), &site->name) || !string_of(i.word(6), &site->reason) ||
-        !constant_u32(i.word(7), &site->value_count) || !constant_u32(i.word(8), &site->value_kind) ||
-        !string_of(i.word(11), &own.function) || !string_of(i.word(12), &own.file) ||
-        !constant_u32(i.word(13), &own.line))
+    if (!string_of(value(5), &site->name) || !string_of(value(6), &site->reason) ||
+        !constant_u32(value(7), &site->value_count) || !constant_u32(value(8), &site->value_kind) ||
+        !string_of(value(11), &own.function) || !string_of(value(12), &own.file) || !constant_u32(value(13), &own.line))
       return false;
     site->value_count = std::min<uint32_t>(site->value_count, ZEX_MAX_VALUES);
     site->frames = {own};
@@ -403,13 +400,73 @@ class Pass {
       site->frames.push_back(Frame{function_name(f.id), {}, 0});
     return true;
   }
+  // The sites of one zex_throw call. clang -O2 sinks the throws of several checks into one call whose
+  // strings and line are OpPhis of constants (over the predecessors of the call's block) or OpSelects
+  // (of one condition): each choice is a site, the same choice twice one site, and the call's id is
+  // chosen on the device the same way (an OpPhi or OpSelect of the sites' ids).
+  struct Sites {
+    std::vector<detail::ThrowSite> sites;
+    std::vector<uint32_t> preds;  // OpPhi: the predecessor of each choice
+    uint32_t cond = 0;            // OpSelect: its condition (choice 0: true)
+    std::vector<size_t> site_of;  // choice -> index in sites
+  };
+  bool identify(const Function& f, const Call& c, Sites* out) const {
+    auto e = throw_entry_.find(c.callee);
+    if (e == throw_entry_.end() || e->second != "zex_throw") return false;
+    const Block& b = f.blocks[c.block];
+    const Instruction& i = b.insts[c.index];
+    if (i.size() != 14) return false;  // zex, name, reason, count, kind, a, b, function, file, line
+    auto phi = [&](uint32_t id) -> const Instruction* {
+      for (const Instruction& p : b.insts)
+        if (p.opcode != op::Phi) break;
+        else if (p.result_id == id) return &p;
+      return nullptr;
+    };
+    for (size_t w : {5, 6, 7, 8, 11, 12, 13}) {
+      const Instruction* d = def(i.word(w));
+      if (const Instruction* p = phi(i.word(w))) {
+        if (out->cond) return false;
+        if (out->preds.empty())
+          for (size_t k = 4; k < p->size(); k += 2) out->preds.push_back(p->word(k));
+      } else if (d && d->opcode == opx::Select && d->size() == 6) {
+        if (!out->preds.empty() || (out->cond && out->cond != d->word(3))) return false;
+        out->cond = d->word(3);
+      }
+    }
+    const size_t choices = out->cond ? 2 : std::max<size_t>(out->preds.size(), 1);
+    for (size_t k = 0; k < choices; ++k) {
+      bool ok = true;
+      auto value = [&](size_t w) -> uint32_t {
+        const uint32_t v = i.word(w);
+        if (const Instruction* p = phi(v)) {
+          for (size_t x = 4; x < p->size(); x += 2)
+            if (p->word(x) == out->preds[k]) return p->word(x - 1);
+          ok = false;
+          return 0;
+        }
+        const Instruction* d = def(v);
+        if (out->cond && d && d->opcode == opx::Select && d->size() == 6) return d->word(k == 0 ? 4 : 5);
+        return v;
+      };
+      detail::ThrowSite site;
+      if (!identify_one(f, c, value, &site) || !ok) return false;
+      auto same = std::find_if(out->sites.begin(), out->sites.end(), [&](const detail::ThrowSite& x) {
+        return x.name == site.name && x.reason == site.reason && x.value_count == site.value_count &&
+               x.value_kind == site.value_kind && x.frames[0].function == site.frames[0].function &&
+               x.frames[0].file == site.frames[0].file && x.frames[0].line == site.frames[0].line;
+      });
+      out->site_of.push_back(static_cast<size_t>(same - out->sites.begin()));
+      if (same == out->sites.end()) out->sites.push_back(std::move(site));
+    }
+    return true;
+  }
 
   // ---- numbering ----
   struct Item {
     size_t call;      // index in f.calls
     uint64_t offset;  // of the item's ids within the function's
   };
-  std::map<std::pair<uint32_t, size_t>, detail::ThrowSite> site_info_;  // (function, call) -> identified site
+  std::map<std::pair<uint32_t, size_t>, Sites> site_info_;  // (function, call) -> its identified sites
   std::map<uint32_t, std::vector<Item>> items_;                 // function -> its numbered items
 
   void number(detail::SiteTable* out) {
@@ -425,10 +482,10 @@ class Pass {
       for (size_t c = 0; c < f.calls.size(); ++c) {
         const Call& call = f.calls[c];
         uint64_t add = 0;
-        detail::ThrowSite s;
+        Sites s;
         if (identify(f, call, &s)) {
+          add = s.sites.size();
           site_info_[{f.id, c}] = std::move(s);
-          add = 1;
         } else if (fn_index_.count(call.callee)) {
           add = paths(fn_index_.at(call.callee));
         }
@@ -481,11 +538,13 @@ class Pass {
         const Call& c = f.calls[it.call];
         auto s = site_info_.find({f.id, it.call});
         if (s != site_info_.end()) {
-          detail::ThrowSite site = s->second;
-          site.frames.insert(site.frames.end(), chain.begin(), chain.end());
-          site.depth = static_cast<uint32_t>(site.frames.size());
-          if (site.frames.size() > ZEX_MAX_FRAMES) site.frames.resize(ZEX_MAX_FRAMES);
-          (*out)[base + it.offset - 1] = std::move(site);
+          for (size_t t = 0; t < s->second.sites.size(); ++t) {
+            detail::ThrowSite site = s->second.sites[t];
+            site.frames.insert(site.frames.end(), chain.begin(), chain.end());
+            site.depth = static_cast<uint32_t>(site.frames.size());
+            if (site.frames.size() > ZEX_MAX_FRAMES) site.frames.resize(ZEX_MAX_FRAMES);
+            (*out)[base + it.offset + t - 1] = std::move(site);
+          }
           continue;
         }
         std::vector<Frame> inner;
@@ -854,6 +913,7 @@ class Pass {
       }
       f.blocks.insert(f.blocks.begin() + static_cast<std::ptrdiff_t>(block) + 1, std::move(rest));
     };
+    std::map<uint32_t, Insts> new_phis;  // block -> OpPhis to add at its top
     for (size_t c = f.calls.size(); c-- > 0;) {
       const Call& call = f.calls[c];
       // The call that completes a throw ends the work-item, also where its block goes on: clang -O2
@@ -869,9 +929,31 @@ class Pass {
       }
       Block& b = f.blocks[call.block];
       Instruction& i = b.insts[call.index];
-      if (site_info_.count({f.id, c}) && throw_site_fn_ && (f.reach == 1 || f.hidden)) {
+      auto sites = site_info_.find({f.id, c});
+      if (sites != site_info_.end() && throw_site_fn_ && (f.reach == 1 || f.hidden)) {
         Insts before;
-        const uint32_t id = base_plus(offset_of.at(c), before);
+        const Sites& si = sites->second;
+        uint32_t id;
+        if (si.site_of.size() < 2) {
+          id = base_plus(offset_of.at(c), before);
+        } else {
+          // The id of each choice's site (the constant the varying operand of the add takes), chosen
+          // as the call's strings and line were: an OpPhi at the top of the block, or an OpSelect.
+          auto offset = [&](size_t k) {
+            const uint64_t o = offset_of.at(c) + si.site_of[k];
+            return uint_constant(static_cast<uint32_t>(f.hidden ? o : f.base + o));
+          };
+          const uint32_t chosen = fresh();
+          if (si.cond) {
+            before.push_back(make_instruction(opx::Select, uint_type(), chosen, {si.cond, offset(0), offset(1)}));
+          } else {
+            std::vector<uint32_t> ops;
+            for (size_t k = 0; k < si.preds.size(); ++k) ops.insert(ops.end(), {offset(k), si.preds[k]});
+            new_phis[b.id()].push_back(make_instruction(op::Phi, uint_type(), chosen, ops));
+          }
+          id = fresh();
+          before.push_back(make_instruction(opx::IAdd, uint_type(), id, {chosen, f.hidden ? f.base_param : site_base()}));
+        }
         Instruction n = make_instruction(op::FunctionCall, i.type_id, i.result_id,
                                          {throw_site_fn_, i.word(4), id, i.word(9), i.word(10)});
         n.annotations = std::move(i.annotations);
@@ -944,6 +1026,10 @@ class Pass {
       // keep their positions; the blocks after call.block moved by one, so the indices of calls in
       // them are stale, but those calls were visited already.
     }
+    // The OpPhis that choose a merged call's site open its block (inserted last: positions stay valid).
+    for (auto& [label, phis] : new_phis)
+      for (Block& b : f.blocks)
+        if (b.id() == label) b.insts.insert(b.insts.begin(), phis.begin(), phis.end());
     if (thrown_block) {
       Block t{make_instruction(op::Label, 0, thrown_block, {}), {}};
       if (helper) {
@@ -967,6 +1053,11 @@ class Pass {
   // that the merge pass passes it through an OpPhi.
   uint32_t site_base_ = 0;
   uint32_t site_id(uint32_t k, Insts& before) {
+    const uint32_t id = fresh();
+    before.push_back(make_instruction(opx::IAdd, uint_type(), id, {uint_constant(k), site_base()}));
+    return id;
+  }
+  uint32_t site_base() {
     if (!site_base_) {
       site_base_ = fresh();
       Instruction b = make_instruction(opx::SpecConstant, uint_type(), site_base_, {});
@@ -977,9 +1068,7 @@ class Pass {
       add_operand(d, ZEX_SPEC_ID_SITE_BASE, SPV_OPERAND_TYPE_LITERAL_INTEGER);
       decorations_.push_back(d);
     }
-    const uint32_t id = fresh();
-    before.push_back(make_instruction(opx::IAdd, uint_type(), id, {uint_constant(k), site_base_}));
-    return id;
+    return site_base_;
   }
   Insts decorations_;  // new decorations, placed after the module's last one
   // The value a throw exit returns, built before the last instruction of `insts` (its terminator) if

@@ -2,7 +2,8 @@
 // checks in helpers that return a scalar, a vector and a struct (ZEX_CHECK_BOUNDS_RET and
 // ZEX_THROW_*_RET, tests/passes/kernels/throw_ret.cl, built five ways, the struct one by `sret` and
 // with -g too), a check that clang -O2 threads into another's cold block (check_twice.cl), and a
-// kernel that calls another kernel (kernel_calls_kernel.cl). Each at levels 0, 1 and 2: the report's
+// kernel that calls another kernel (kernel_calls_kernel.cl), and throw sites clang merged into one
+// call (merged_sites.cl). Each at levels 0, 1 and 2: the report's
 // name, reason, values and frames with their lines, one thrower, and none of the thrower's later writes.
 #include "zex_fixture.hpp"
 
@@ -250,6 +251,60 @@ TEST(ThrowInHelper, AKernelThatCallsAKernelEndsTheWorkItem) {
         EXPECT_EQ(out.at<int32_t>(64 + 5), 1);
       }
     }
+  }
+}
+
+// Throw sites clang merged into one zex_throw call (kernels/merged_sites.cl, -O2): the two checks of
+// a loop, whose line the call takes from an OpPhi, and a reason chosen by an OpSelect. Each site is
+// numbered, so every level reports the check that failed, with its name and stacktrace.
+TEST(ThrowInHelper, MergedSitesReportTheCheckThatFailed) {
+  const auto lines = lines_of("merged_sites.cl");
+  auto& d = device();
+  const uint32_t m = 4, n = 64;
+  zex_test::Usm<float> a(n, d.ctx.handle(), d.dev.handle());
+  zex_test::Usm<uint32_t> idx(2 * m * 8, d.ctx.handle(), d.dev.handle());
+  zex_test::Usm<int32_t> ai(n, d.ctx.handle(), d.dev.handle());
+  Out out(sizeof(float), 8);
+  for (const char* build : {"merged_sites", "merged_sites_g"}) {
+    zex::Module mod = module_of(build);
+    zex::Stream s(d.dev);
+    zex::Kernel merged = mod.kernel("merged"), selected = mod.kernel("selected");
+    struct Case {
+      const char* marker;
+      uint32_t at;  // which index of work-item 3 is out of bounds
+    };
+    for (const Case& c : {Case{"FIRST", 2 * m * 3 + 1}, Case{"SECOND", 2 * m * 3 + m + 2}})
+      for (int level : {0, 1, 2}) {
+        SCOPED_TRACE(std::string(build) + ", " + c.marker + ", level " + std::to_string(level));
+        for (uint32_t k = 0; k < 2 * m * 8; ++k) idx[k] = k % n;
+        idx[c.at] = n + 9;
+        out.fill();
+        s.launch(merged, zex_test::cfg1d(1, 8, level), out.bytes.get(), a.get(), idx.get(), m, n);
+        auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+        EXPECT_EQ(ex.name(), "BoundsError");
+        EXPECT_EQ(frame_functions(ex), (std::vector<std::string>{"dot_checked", "merged"}));
+        ASSERT_FALSE(ex.frames().empty());
+        EXPECT_EQ(ex.frames()[0].line, lines.at(c.marker));
+        if (level >= 1) {
+          EXPECT_EQ(ex.values(), (std::vector<uint64_t>{n + 9, n}));
+        }
+        EXPECT_TRUE(out.untouched(3));
+        EXPECT_FALSE(out.untouched(5));
+      }
+    for (uint32_t which : {0u, 1u})
+      for (int level : {0, 1, 2}) {
+        SCOPED_TRACE(std::string(build) + ", which " + std::to_string(which) + ", level " + std::to_string(level));
+        s.launch(selected, zex_test::cfg1d(1, 8, level), out.bytes.get(), ai.get(), uint32_t(3), n, which);
+        auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+        EXPECT_EQ(ex.name(), "ArgumentError");
+        EXPECT_EQ(ex.reason(), which ? "which is set" : "which is clear");
+        EXPECT_EQ(frame_functions(ex), (std::vector<std::string>{"pick", "selected"}));
+        ASSERT_FALSE(ex.frames().empty());
+        EXPECT_EQ(ex.frames()[0].line, lines.at("PICK"));
+        if (level >= 1) {
+          EXPECT_EQ(ex.values(), (std::vector<uint64_t>{n + 3}));
+        }
+      }
   }
 }
 

@@ -240,4 +240,25 @@ TEST(ThrowPaths, AKernelCalledAsAFunctionIsCalledThroughACopy) {
   }
 }
 
+// Throw sites clang merged into one zex_throw (merged_sites.cl, -O2): a line that is an OpPhi of two
+// constants is two sites, a reason that is an OpSelect of two strings two more; none is left unnumbered.
+TEST(ThrowPaths, MergedSitesAreNumberedOneSiteEach) {
+  const auto lines = passes_test::marker_lines(std::string(ZEX_PASSES_KERNELS_SOURCE) + "/merged_sites.cl");
+  for (const char* build : {"merged_sites", "merged_sites_g"}) {
+    SCOPED_TRACE(build);
+    const auto linked = zex::detail::link_module(kernel(build));
+    EXPECT_EQ(count_calls(linked.words, "zex_throw"), 0u);
+    std::set<std::pair<std::string, uint32_t>> sites;
+    for (const auto& s : linked.sites) {
+      ASSERT_FALSE(s.frames.empty());
+      sites.insert({s.reason, s.frames[0].line});
+    }
+    EXPECT_EQ(sites, (std::set<std::pair<std::string, uint32_t>>{{"Out-of-bounds array access", lines.at("FIRST")},
+                                                                 {"Out-of-bounds array access", lines.at("SECOND")},
+                                                                 {"which is set", lines.at("PICK")},
+                                                                 {"which is clear", lines.at("PICK")}}));
+    EXPECT_EQ(linked.sites.size(), 4u);
+  }
+}
+
 }  // namespace
