@@ -261,4 +261,26 @@ TEST(ThrowPaths, MergedSitesAreNumberedOneSiteEach) {
   }
 }
 
+// A check clang -O2 threaded into another's cold block (check_twice.cl): one block called zex_throw,
+// stored, and called zex_throw again. Every call that completes a throw now ends its block.
+TEST(ThrowPaths, TheCallThatCompletesAThrowEndsItsBlock) {
+  for (const char* build : {"check_twice", "check_twice_g"}) {
+    SCOPED_TRACE(build);
+    Module m = zex::passes::parse(kernel(build));
+    SiteTable t;
+    ASSERT_TRUE(zex::passes::number_throw_paths(m, &t));
+    std::set<uint32_t> throws;
+    for (const char* name : {"zex_throw", "zex_throw_site"})
+      for (uint32_t id : functions_named(m, name)) throws.insert(id);
+    size_t calls = 0;
+    for (size_t k = 0; k + 1 < m.insts.size(); ++k)
+      if (m.insts[k].opcode == op::FunctionCall && throws.count(m.insts[k].word(3))) {
+        ++calls;
+        EXPECT_TRUE(zex::passes::is_terminator(m.insts[k + 1].opcode)) << "call %" << m.insts[k].result_id;
+      }
+    EXPECT_GE(calls, 4u);
+    EXPECT_NO_THROW(zex::detail::validate_spirv(zex::passes::to_words(m), "numbered"));
+  }
+}
+
 }  // namespace
