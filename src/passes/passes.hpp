@@ -32,6 +32,12 @@ bool number_throw_paths(Module& m, detail::SiteTable* sites);
 /// `names` receives each copy's id -> the kernel's OpName (the copy's own is `__zex_call_<name>`).
 bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std::string>* names);
 
+/// In a kernel where a work-group barrier can follow a throw, the thrower does not return: it sets a
+/// private flag and runs on, its memory accesses redirected to scratch variables and its calls and
+/// zex calls skipped, so that it still reaches every barrier (barrier_throws.cpp). Run after
+/// number_throw_paths. Returns true if it changed the module.
+bool converge_throws_at_barriers(Module& m);
+
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns true if it changed the module.
 bool merge_duplicate_builtins(Module& m);
