@@ -94,6 +94,17 @@ void add_operand(Instruction& i, uint32_t word, spv_operand_type_t type) {
   i.fix_word_count();
 }
 
+void add_string_operand(Instruction& i, const std::string& s) {
+  const size_t at = i.words.size();
+  for (size_t k = 0; k <= s.size(); k += 4) {
+    uint32_t w = 0;
+    for (size_t b = 0; b < 4 && k + b < s.size(); ++b) w |= static_cast<uint32_t>(static_cast<unsigned char>(s[k + b])) << (8 * b);
+    i.words.push_back(w);
+  }
+  i.operands.push_back({SPV_OPERAND_TYPE_LITERAL_STRING, static_cast<uint16_t>(at), static_cast<uint16_t>(i.words.size() - at)});
+  i.fix_word_count();
+}
+
 Instruction make_instruction(uint16_t opcode, uint32_t type, uint32_t result, const std::vector<uint32_t>& ids) {
   Instruction i;
   i.opcode = opcode;

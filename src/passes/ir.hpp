@@ -83,6 +83,9 @@ Instruction make_instruction(uint16_t opcode, uint32_t type, uint32_t result, co
 /// Appends a one-word operand of type `type` to `i` (and updates its word count).
 void add_operand(Instruction& i, uint32_t word, spv_operand_type_t type);
 
+/// Appends a literal string operand (NUL-terminated, padded to whole words) to `i`.
+void add_string_operand(Instruction& i, const std::string& s);
+
 /// True for OpLine/OpNoLine and the per-instruction debug instructions that parse() attaches.
 bool is_annotation(const Instruction& i);
 /// True for the annotations a moved or merged instruction may keep: lines and debug scopes (they

@@ -26,11 +26,18 @@ bool merge_throw_sites(Module& m);
 /// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns true if it changed the module.
 bool number_throw_paths(Module& m, detail::SiteTable* sites);
 
+/// A copy of every kernel that another function calls (OpenCL C allows it), as an ordinary function
+/// the calls go to, so that number_throw_paths can make it return a flag (kernel_calls.cpp). Writes
+/// the module with the copies to `out` and returns true; false (`out` untouched) if no kernel is called.
+/// `names` receives each copy's id -> the kernel's OpName (the copy's own is `__zex_call_<name>`).
+bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std::string>* names);
+
 /// In a kernel where a work-group barrier can follow a throw, the thrower does not return: it sets a
 /// private flag and runs on, its memory accesses redirected to scratch variables and its calls and
 /// zex calls skipped, so that it still reaches every barrier (barrier_throws.cpp). Run after
 /// number_throw_paths. Returns true if it changed the module.
 bool converge_throws_at_barriers(Module& m);
+
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns true if it changed the module.
 bool merge_duplicate_builtins(Module& m);

@@ -23,8 +23,8 @@
 //    their frames and lines; OpLine gives a call's line) and from the call graph and OpName otherwise
 //    (line 0: unknown).
 //
-// Left alone (the module is returned unchanged): a module whose kernels are called as functions, or
-// with recursion (OpenCL C has neither), and anything malformed. docs/spirv-passes.md has the order.
+// A kernel called as a function is called through a copy (kernel_calls.cpp). Left alone (the module is
+// returned unchanged): a module with recursion (OpenCL C has none), and anything malformed. docs/spirv-passes.md has the order.
 #include "passes.hpp"
 
 #include <zex/abi.h>
@@ -47,14 +47,14 @@ namespace opx {
 constexpr uint16_t String = 7, TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeStruct = 30, TypeFunction = 33,
                    ConstantTrue = 41, ConstantFalse = 42, Constant = 43, ConstantComposite = 44, ConstantNull = 46,
                    SpecConstant = 50, SpecConstantOp = 52, AccessChain = 65, InBoundsAccessChain = 66, PtrAccessChain = 67,
-                   InBoundsPtrAccessChain = 70, CompositeConstruct = 80, CompositeExtract = 81, CompositeInsert = 82, CopyObject = 83,
+                   InBoundsPtrAccessChain = 70, CompositeConstruct = 80, Select = 169, CompositeExtract = 81, CompositeInsert = 82, CopyObject = 83,
                    IAdd = 128, PtrCastToGeneric = 121, Bitcast = 124;
 }  // namespace opx
 
 // OpenCL.DebugInfo.100 instruction numbers.
 constexpr uint32_t kDebugFunction = 20, kDebugLexicalBlock = 21, kDebugLexicalBlockDiscriminator = 22,
                    kDebugScope = 23, kDebugNoScope = 24, kDebugInlinedAt = 25, kDebugSource = 35;
-constexpr uint32_t kDecorationSpecId = 1;
+constexpr uint32_t kDecorationSpecId = 1, kDecorationFuncParamAttr = 38, kFuncParamAttrSret = 3;
 
 // More ids than this in one module and the numbering is dropped (the flags stay): paths multiply
 // through shared helpers, and the host keeps one table entry per path.
@@ -98,7 +98,8 @@ struct Function {
 
 class Pass {
  public:
-  explicit Pass(Module& m) : m_(m), next_(m.header[3]) {}
+  // `names`: functions whose frames say another name than their OpName (kernel_calls.cpp's copies).
+  explicit Pass(Module& m, const std::map<uint32_t, std::string>& names = {}) : m_(m), next_(m.header[3]), renamed_(names) {}
 
   bool run(detail::SiteTable* out) {
     index_defs();
@@ -127,12 +128,13 @@ class Pass {
  private:
   // ---- module facts ----
   void index_defs() {
+    names_.insert(renamed_.begin(), renamed_.end());
     for (size_t k = 0; k < m_.insts.size(); ++k) {
       const Instruction& i = m_.insts[k];
       if (i.result_id) def_[i.result_id] = k;
       if (i.opcode == op::ExtInstImport && i.string_at(2) == "OpenCL.DebugInfo.100") debug_set_ = i.result_id;
       if (i.opcode == opx::String) strings_[i.result_id] = i.string_at(2);
-      if (i.opcode == op::Name) names_.emplace(i.word(1), i.string_at(2));
+      if (i.opcode == op::Name && !renamed_.count(i.word(1))) names_.emplace(i.word(1), i.string_at(2));
       if (i.opcode == op::EntryPoint) entries_.insert(i.word(2));
     }
   }
@@ -217,6 +219,12 @@ class Pass {
     return true;
   }
 
+  // zex_throw, zex_throw_site, and the three-call protocol's last call: the throw is complete.
+  bool completes_throw(uint32_t callee) const {
+    auto e = throw_entry_.find(callee);
+    return e != throw_entry_.end() &&
+           (e->second == "zex_throw" || e->second == "zex_throw_site" || e->second == "zex_signal_exception");
+  }
   bool has_throw_call(const Function& f) const {
     for (const Call& c : f.calls)
       if (throw_entry_.count(c.callee)) return true;
@@ -374,17 +382,14 @@ class Pass {
     return out;
   }
 
-  // A zex_throw whose strings and line are constants: its name, reason and own frames.
-  bool identify(const Function& f, const Call& c, detail::ThrowSite* site) const {
-    auto e = throw_entry_.find(c.callee);
-    if (e == throw_entry_.end() || e->second != "zex_throw") return false;
-    const Instruction& i = f.blocks[c.block].insts[c.index];
-    if (i.size() != 14) return false;  // zex, name, reason, count, kind, a, b, function, file, line
+  // A zex_throw whose strings and line are constants: its name, reason and own frames. `value(w)` is
+  // the id the site passes as word w of the call (the call's own, or what a phi or select chooses).
+  template <class Value>
+  bool identify_one(const Function& f, const Call& c, Value value, detail::ThrowSite* site) const {
     Frame own;
-    if (!string_of(i.word(5), &site->name) || !string_of(i.word(6), &site->reason) ||
-        !constant_u32(i.word(7), &site->value_count) || !constant_u32(i.word(8), &site->value_kind) ||
-        !string_of(i.word(11), &own.function) || !string_of(i.word(12), &own.file) ||
-        !constant_u32(i.word(13), &own.line))
+    if (!string_of(value(5), &site->name) || !string_of(value(6), &site->reason) ||
+        !constant_u32(value(7), &site->value_count) || !constant_u32(value(8), &site->value_kind) ||
+        !string_of(value(11), &own.function) || !string_of(value(12), &own.file) || !constant_u32(value(13), &own.line))
       return false;
     site->value_count = std::min<uint32_t>(site->value_count, ZEX_MAX_VALUES);
     site->frames = {own};
@@ -395,13 +400,73 @@ class Pass {
       site->frames.push_back(Frame{function_name(f.id), {}, 0});
     return true;
   }
+  // The sites of one zex_throw call. clang -O2 sinks the throws of several checks into one call whose
+  // strings and line are OpPhis of constants (over the predecessors of the call's block) or OpSelects
+  // (of one condition): each choice is a site, the same choice twice one site, and the call's id is
+  // chosen on the device the same way (an OpPhi or OpSelect of the sites' ids).
+  struct Sites {
+    std::vector<detail::ThrowSite> sites;
+    std::vector<uint32_t> preds;  // OpPhi: the predecessor of each choice
+    uint32_t cond = 0;            // OpSelect: its condition (choice 0: true)
+    std::vector<size_t> site_of;  // choice -> index in sites
+  };
+  bool identify(const Function& f, const Call& c, Sites* out) const {
+    auto e = throw_entry_.find(c.callee);
+    if (e == throw_entry_.end() || e->second != "zex_throw") return false;
+    const Block& b = f.blocks[c.block];
+    const Instruction& i = b.insts[c.index];
+    if (i.size() != 14) return false;  // zex, name, reason, count, kind, a, b, function, file, line
+    auto phi = [&](uint32_t id) -> const Instruction* {
+      for (const Instruction& p : b.insts)
+        if (p.opcode != op::Phi) break;
+        else if (p.result_id == id) return &p;
+      return nullptr;
+    };
+    for (size_t w : {5, 6, 7, 8, 11, 12, 13}) {
+      const Instruction* d = def(i.word(w));
+      if (const Instruction* p = phi(i.word(w))) {
+        if (out->cond) return false;
+        if (out->preds.empty())
+          for (size_t k = 4; k < p->size(); k += 2) out->preds.push_back(p->word(k));
+      } else if (d && d->opcode == opx::Select && d->size() == 6) {
+        if (!out->preds.empty() || (out->cond && out->cond != d->word(3))) return false;
+        out->cond = d->word(3);
+      }
+    }
+    const size_t choices = out->cond ? 2 : std::max<size_t>(out->preds.size(), 1);
+    for (size_t k = 0; k < choices; ++k) {
+      bool ok = true;
+      auto value = [&](size_t w) -> uint32_t {
+        const uint32_t v = i.word(w);
+        if (const Instruction* p = phi(v)) {
+          for (size_t x = 4; x < p->size(); x += 2)
+            if (p->word(x) == out->preds[k]) return p->word(x - 1);
+          ok = false;
+          return 0;
+        }
+        const Instruction* d = def(v);
+        if (out->cond && d && d->opcode == opx::Select && d->size() == 6) return d->word(k == 0 ? 4 : 5);
+        return v;
+      };
+      detail::ThrowSite site;
+      if (!identify_one(f, c, value, &site) || !ok) return false;
+      auto same = std::find_if(out->sites.begin(), out->sites.end(), [&](const detail::ThrowSite& x) {
+        return x.name == site.name && x.reason == site.reason && x.value_count == site.value_count &&
+               x.value_kind == site.value_kind && x.frames[0].function == site.frames[0].function &&
+               x.frames[0].file == site.frames[0].file && x.frames[0].line == site.frames[0].line;
+      });
+      out->site_of.push_back(static_cast<size_t>(same - out->sites.begin()));
+      if (same == out->sites.end()) out->sites.push_back(std::move(site));
+    }
+    return true;
+  }
 
   // ---- numbering ----
   struct Item {
     size_t call;      // index in f.calls
     uint64_t offset;  // of the item's ids within the function's
   };
-  std::map<std::pair<uint32_t, size_t>, detail::ThrowSite> site_info_;  // (function, call) -> identified site
+  std::map<std::pair<uint32_t, size_t>, Sites> site_info_;  // (function, call) -> its identified sites
   std::map<uint32_t, std::vector<Item>> items_;                 // function -> its numbered items
 
   void number(detail::SiteTable* out) {
@@ -417,10 +482,10 @@ class Pass {
       for (size_t c = 0; c < f.calls.size(); ++c) {
         const Call& call = f.calls[c];
         uint64_t add = 0;
-        detail::ThrowSite s;
+        Sites s;
         if (identify(f, call, &s)) {
+          add = s.sites.size();
           site_info_[{f.id, c}] = std::move(s);
-          add = 1;
         } else if (fn_index_.count(call.callee)) {
           add = paths(fn_index_.at(call.callee));
         }
@@ -473,11 +538,13 @@ class Pass {
         const Call& c = f.calls[it.call];
         auto s = site_info_.find({f.id, it.call});
         if (s != site_info_.end()) {
-          detail::ThrowSite site = s->second;
-          site.frames.insert(site.frames.end(), chain.begin(), chain.end());
-          site.depth = static_cast<uint32_t>(site.frames.size());
-          if (site.frames.size() > ZEX_MAX_FRAMES) site.frames.resize(ZEX_MAX_FRAMES);
-          (*out)[base + it.offset - 1] = std::move(site);
+          for (size_t t = 0; t < s->second.sites.size(); ++t) {
+            detail::ThrowSite site = s->second.sites[t];
+            site.frames.insert(site.frames.end(), chain.begin(), chain.end());
+            site.depth = static_cast<uint32_t>(site.frames.size());
+            if (site.frames.size() > ZEX_MAX_FRAMES) site.frames.resize(ZEX_MAX_FRAMES);
+            (*out)[base + it.offset + t - 1] = std::move(site);
+          }
           continue;
         }
         std::vector<Frame> inner;
@@ -599,12 +666,28 @@ class Pass {
     for (Function& f : fns_)
       if (f.may_throw || f.throws) rewrite_function(f, ret_of);
 
+    // A struct returned by `sret` pointer (clang's way for every struct return on SPIR) leaves a void
+    // function whose pointer parameter says `FuncParamAttr Sret`; returning the flag, it no longer
+    // returns void, and LLVM (llvm-spirv's reverse translation: zex-cpu's, Intel's front end) refuses
+    // an sret parameter on a non-void function ("Invalid struct return type!"). The pointer stays an
+    // ordinary one: nothing reads the attribute but the calling convention it no longer has.
+    std::set<uint32_t> sret_params;
+    for (const Function& f : fns_)
+      if (f.may_throw)
+        for (const Instruction& p : f.head)
+          if (p.opcode == op::FunctionParameter) sret_params.insert(p.result_id);
+    auto is_sret = [&](const Instruction& d) {
+      return d.opcode == op::Decorate && d.size() == 4 && d.word(2) == kDecorationFuncParamAttr &&
+             d.word(3) == kFuncParamAttrSret && sret_params.count(d.word(1));
+    };
+
     // Write back: function headers, bodies, new globals before the first function.
     Insts out;
     size_t fi = 0;
     bool placed = false;
     for (size_t k = 0; k < m_.insts.size(); ++k) {
       Instruction i = m_.insts[k];
+      if (is_sret(i)) continue;
       if (i.opcode == op::Function && !placed) {
         out.insert(out.end(), globals_.begin(), globals_.end());
         placed = true;
@@ -815,14 +898,62 @@ class Pass {
       before.push_back(make_instruction(opx::IAdd, uint_type(), s, {uint_constant(static_cast<uint32_t>(offset)), f.base_param}));
       return s;
     };
-    std::vector<Block> added;
+    // `rest` (the instructions that followed a call in `block`) becomes a block of its own, right
+    // after it (blocks keep dominance order); its successors' OpPhis now name it.
+    auto place_rest = [&](size_t block, Block&& rest) {
+      const uint32_t from = f.blocks[block].id();
+      for (uint32_t s : branch_targets(rest.insts.back())) {
+        auto k = std::find_if(f.blocks.begin(), f.blocks.end(), [&](const Block& x) { return x.id() == s; });
+        if (k == f.blocks.end()) continue;
+        for (Instruction& p : k->insts) {
+          if (p.opcode != op::Phi) break;
+          for (size_t w = 4; w < p.size(); w += 2)
+            if (p.words[w] == from) p.words[w] = rest.id();
+        }
+      }
+      f.blocks.insert(f.blocks.begin() + static_cast<std::ptrdiff_t>(block) + 1, std::move(rest));
+    };
+    std::map<uint32_t, Insts> new_phis;  // block -> OpPhis to add at its top
     for (size_t c = f.calls.size(); c-- > 0;) {
       const Call& call = f.calls[c];
+      // The call that completes a throw ends the work-item, also where its block goes on: clang -O2
+      // threads a second check of the same condition into the first's cold block (zex_throw, the code
+      // between the checks, zex_throw again). What follows moves to a block nothing reaches.
+      if (completes_throw(call.callee) && call.index + 2 < f.blocks[call.block].insts.size()) {
+        Block& b = f.blocks[call.block];
+        Block rest{make_instruction(op::Label, 0, fresh(), {}), {}};
+        rest.insts.assign(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index) + 1, b.insts.end());
+        b.insts.erase(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index) + 1, b.insts.end());
+        b.insts.push_back(make_instruction(op::Branch, 0, 0, {thrown_exit()}));
+        place_rest(call.block, std::move(rest));
+      }
       Block& b = f.blocks[call.block];
       Instruction& i = b.insts[call.index];
-      if (site_info_.count({f.id, c}) && throw_site_fn_ && (f.reach == 1 || f.hidden)) {
+      auto sites = site_info_.find({f.id, c});
+      if (sites != site_info_.end() && throw_site_fn_ && (f.reach == 1 || f.hidden)) {
         Insts before;
-        const uint32_t id = base_plus(offset_of.at(c), before);
+        const Sites& si = sites->second;
+        uint32_t id;
+        if (si.site_of.size() < 2) {
+          id = base_plus(offset_of.at(c), before);
+        } else {
+          // The id of each choice's site (the constant the varying operand of the add takes), chosen
+          // as the call's strings and line were: an OpPhi at the top of the block, or an OpSelect.
+          auto offset = [&](size_t k) {
+            const uint64_t o = offset_of.at(c) + si.site_of[k];
+            return uint_constant(static_cast<uint32_t>(f.hidden ? o : f.base + o));
+          };
+          const uint32_t chosen = fresh();
+          if (si.cond) {
+            before.push_back(make_instruction(opx::Select, uint_type(), chosen, {si.cond, offset(0), offset(1)}));
+          } else {
+            std::vector<uint32_t> ops;
+            for (size_t k = 0; k < si.preds.size(); ++k) ops.insert(ops.end(), {offset(k), si.preds[k]});
+            new_phis[b.id()].push_back(make_instruction(op::Phi, uint_type(), chosen, ops));
+          }
+          id = fresh();
+          before.push_back(make_instruction(opx::IAdd, uint_type(), id, {chosen, f.hidden ? f.base_param : site_base()}));
+        }
         Instruction n = make_instruction(op::FunctionCall, i.type_id, i.result_id,
                                          {throw_site_fn_, i.word(4), id, i.word(9), i.word(10)});
         n.annotations = std::move(i.annotations);
@@ -890,22 +1021,15 @@ class Pass {
           rest.insts[0].annotations.insert(rest.insts[0].annotations.begin(), s);
         }
       }
-      // Successors now come from `rest`.
-      for (uint32_t s : branch_targets(rest.insts.back())) {
-        auto k = std::find_if(f.blocks.begin(), f.blocks.end(), [&](const Block& x) { return x.id() == s; });
-        if (k == f.blocks.end()) continue;
-        for (Instruction& p : k->insts) {
-          if (p.opcode != op::Phi) break;
-          for (size_t w = 4; w < p.size(); w += 2)
-            if (p.words[w] == b.id()) p.words[w] = rest.id();
-        }
-      }
-      // The rest goes right after b (blocks keep dominance order).
-      f.blocks.insert(f.blocks.begin() + static_cast<std::ptrdiff_t>(call.block) + 1, std::move(rest));
+      place_rest(call.block, std::move(rest));
       // Later calls in the same block are visited before this one (reverse order) and earlier ones
       // keep their positions; the blocks after call.block moved by one, so the indices of calls in
       // them are stale, but those calls were visited already.
     }
+    // The OpPhis that choose a merged call's site open its block (inserted last: positions stay valid).
+    for (auto& [label, phis] : new_phis)
+      for (Block& b : f.blocks)
+        if (b.id() == label) b.insts.insert(b.insts.begin(), phis.begin(), phis.end());
     if (thrown_block) {
       Block t{make_instruction(op::Label, 0, thrown_block, {}), {}};
       if (helper) {
@@ -929,6 +1053,11 @@ class Pass {
   // that the merge pass passes it through an OpPhi.
   uint32_t site_base_ = 0;
   uint32_t site_id(uint32_t k, Insts& before) {
+    const uint32_t id = fresh();
+    before.push_back(make_instruction(opx::IAdd, uint_type(), id, {uint_constant(k), site_base()}));
+    return id;
+  }
+  uint32_t site_base() {
     if (!site_base_) {
       site_base_ = fresh();
       Instruction b = make_instruction(opx::SpecConstant, uint_type(), site_base_, {});
@@ -939,9 +1068,7 @@ class Pass {
       add_operand(d, ZEX_SPEC_ID_SITE_BASE, SPV_OPERAND_TYPE_LITERAL_INTEGER);
       decorations_.push_back(d);
     }
-    const uint32_t id = fresh();
-    before.push_back(make_instruction(opx::IAdd, uint_type(), id, {uint_constant(k), site_base_}));
-    return id;
+    return site_base_;
   }
   Insts decorations_;  // new decorations, placed after the module's last one
   // The value a throw exit returns, built before the last instruction of `insts` (its terminator) if
@@ -960,6 +1087,7 @@ class Pass {
   std::map<uint32_t, size_t> def_;
   std::map<uint32_t, std::string> strings_;
   std::multimap<uint32_t, std::string> names_;
+  std::map<uint32_t, std::string> renamed_;
   std::set<uint32_t> entries_;
   uint32_t debug_set_ = 0;
   std::map<uint32_t, std::string> throw_entry_;
@@ -972,7 +1100,14 @@ class Pass {
 
 bool number_throw_paths(Module& m, detail::SiteTable* out) {
   if (out) out->clear();
-  return Pass(m).run(out);
+  // A kernel that another function calls: the calls go to a copy the pass can flag (kernel_calls.cpp),
+  // kept only if the pass changes the module.
+  Module cloned;
+  std::map<uint32_t, std::string> names;
+  if (!clone_called_kernels(m, &cloned, &names)) return Pass(m).run(out);
+  if (!Pass(cloned, names).run(out)) return false;
+  m = std::move(cloned);
+  return true;
 }
 
 }  // namespace passes

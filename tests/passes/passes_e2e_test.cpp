@@ -7,22 +7,14 @@
 #include "zex_fixture.hpp"
 
 #include "gather17_lines.hpp"
+#include "passes_e2e_device.hpp"
 #include "passes_util.hpp"
 
 #include <algorithm>
 
 namespace {
 
-struct Device {
-  zex::Context ctx;
-  zex::Device dev;
-  Device() : ctx(), dev(ctx.device(0)) {}
-};
-
-Device& device() {
-  static Device* d = new Device();  // never destroyed: see zex_fixture.hpp's env()
-  return *d;
-}
+using passes_test::device;
 
 TEST(DebugInfoModule, AcceptedMergedAndReportsTheFailingSite) {
   auto& d = device();

@@ -6,7 +6,6 @@
 
 #include "passes_util.hpp"
 
-#include <fstream>
 #include <set>
 
 namespace {
@@ -15,18 +14,7 @@ using namespace passes_test;
 using zex::detail::SiteTable;
 
 // Line numbers of the source's ZEXT_LINE_<name> markers.
-std::map<std::string, uint32_t> marker_lines() {
-  std::ifstream f(ZEX_PASSES_THROW_PATHS_SOURCE);
-  std::map<std::string, uint32_t> out;
-  std::string line;
-  for (uint32_t n = 1; std::getline(f, line); ++n) {
-    const auto at = line.find("ZEXT_LINE_");
-    if (at == std::string::npos) continue;
-    const auto end = line.find(' ', at);
-    out[line.substr(at + 10, end == std::string::npos ? std::string::npos : end - at - 10)] = n;
-  }
-  return out;
-}
+std::map<std::string, uint32_t> marker_lines() { return passes_test::marker_lines(ZEX_PASSES_THROW_PATHS_SOURCE); }
 
 SiteTable sites_of(const std::string& kernel_name) { return zex::detail::link_module(kernel(kernel_name)).sites; }
 
@@ -204,6 +192,95 @@ TEST(ThrowPaths, KernelsWithThrowsAreNumberedInTheirOwnModules) {
   const SiteTable g = sites_of("gather17_g");
   EXPECT_EQ(g.size(), 17u);
   for (const auto& s : g) EXPECT_EQ(functions(s), std::vector<std::string>{"gather17"});
+}
+
+// A struct returned by `sret` (throw_ret.cl's make, kept a call by -O0 or noinline): once the helper
+// returns the flag, its pointer parameter is no longer an sret one, which LLVM allows only on void
+// functions (zex-cpu aborted on -g builds with "Invalid struct return type!").
+TEST(ThrowPaths, AnSretHelperThatReturnsTheFlagLosesItsSretAttribute) {
+  auto srets = [](const Module& m) {
+    size_t n = 0;
+    for (const Instruction& i : m.insts)
+      n += i.opcode == op::Decorate && i.size() == 4 && i.words[2] == 38 /* FuncParamAttr */ && i.words[3] == 3 /* Sret */;
+    return n;
+  };
+  for (const char* build : {"throw_ret_O0g", "throw_ret_O0", "throw_ret_O2gni"}) {
+    SCOPED_TRACE(build);
+    Module m = zex::passes::parse(kernel(build));
+    ASSERT_EQ(srets(m), 1u);
+    const auto before = functions_of(m);
+    SiteTable t;
+    ASSERT_TRUE(zex::passes::number_throw_paths(m, &t));
+    EXPECT_NE(functions_of(m).at("make").ret, before.at("make").ret);
+    EXPECT_EQ(srets(m), 0u);
+    EXPECT_NO_THROW(zex::detail::validate_spirv(zex::passes::to_words(m), "numbered"));
+  }
+}
+
+// A kernel that another kernel calls (kernel_calls_kernel.cl, -O0): the pass used to leave the whole
+// module alone. The call goes to a copy of the kernel (`__zex_call_inner`), a helper that returns the
+// flag; the kernel itself keeps its type, and every kernel's path is numbered with its frames.
+TEST(ThrowPaths, AKernelCalledAsAFunctionIsCalledThroughACopy) {
+  for (const char* build : {"kernel_calls_kernel_O0", "kernel_calls_kernel_O0g"}) {
+    SCOPED_TRACE(build);
+    Module m = zex::passes::parse(kernel(build));
+    const auto before = functions_of(m);
+    SiteTable t;
+    ASSERT_TRUE(zex::passes::number_throw_paths(m, &t));
+    const auto after = functions_of(m);
+    EXPECT_EQ(after.at("inner").ret, before.at("inner").ret);
+    ASSERT_EQ(after.count("__zex_call_inner"), 1u);
+    EXPECT_NE(after.at("__zex_call_inner").ret, before.at("inner").ret);
+    EXPECT_EQ(after.at("__zex_call_inner").params, before.at("inner").params);
+    std::set<std::vector<std::string>> paths;
+    for (const auto& s : t) paths.insert(functions(s));
+    EXPECT_EQ(paths, (std::set<std::vector<std::string>>{
+                         {"check", "inner"}, {"check", "inner", "outer"}, {"check", "other"}}));
+    EXPECT_NO_THROW(zex::detail::validate_spirv(zex::passes::to_words(m), "numbered"));
+  }
+}
+
+// Throw sites clang merged into one zex_throw (merged_sites.cl, -O2): a line that is an OpPhi of two
+// constants is two sites, a reason that is an OpSelect of two strings two more; none is left unnumbered.
+TEST(ThrowPaths, MergedSitesAreNumberedOneSiteEach) {
+  const auto lines = passes_test::marker_lines(std::string(ZEX_PASSES_KERNELS_SOURCE) + "/merged_sites.cl");
+  for (const char* build : {"merged_sites", "merged_sites_g"}) {
+    SCOPED_TRACE(build);
+    const auto linked = zex::detail::link_module(kernel(build));
+    EXPECT_EQ(count_calls(linked.words, "zex_throw"), 0u);
+    std::set<std::pair<std::string, uint32_t>> sites;
+    for (const auto& s : linked.sites) {
+      ASSERT_FALSE(s.frames.empty());
+      sites.insert({s.reason, s.frames[0].line});
+    }
+    EXPECT_EQ(sites, (std::set<std::pair<std::string, uint32_t>>{{"Out-of-bounds array access", lines.at("FIRST")},
+                                                                 {"Out-of-bounds array access", lines.at("SECOND")},
+                                                                 {"which is set", lines.at("PICK")},
+                                                                 {"which is clear", lines.at("PICK")}}));
+    EXPECT_EQ(linked.sites.size(), 4u);
+  }
+}
+
+// A check clang -O2 threaded into another's cold block (check_twice.cl): one block called zex_throw,
+// stored, and called zex_throw again. Every call that completes a throw now ends its block.
+TEST(ThrowPaths, TheCallThatCompletesAThrowEndsItsBlock) {
+  for (const char* build : {"check_twice", "check_twice_g"}) {
+    SCOPED_TRACE(build);
+    Module m = zex::passes::parse(kernel(build));
+    SiteTable t;
+    ASSERT_TRUE(zex::passes::number_throw_paths(m, &t));
+    std::set<uint32_t> throws;
+    for (const char* name : {"zex_throw", "zex_throw_site"})
+      for (uint32_t id : functions_named(m, name)) throws.insert(id);
+    size_t calls = 0;
+    for (size_t k = 0; k + 1 < m.insts.size(); ++k)
+      if (m.insts[k].opcode == op::FunctionCall && throws.count(m.insts[k].word(3))) {
+        ++calls;
+        EXPECT_TRUE(zex::passes::is_terminator(m.insts[k + 1].opcode)) << "call %" << m.insts[k].result_id;
+      }
+    EXPECT_GE(calls, 4u);
+    EXPECT_NO_THROW(zex::detail::validate_spirv(zex::passes::to_words(m), "numbered"));
+  }
 }
 
 }  // namespace

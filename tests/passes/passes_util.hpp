@@ -61,6 +61,21 @@ inline size_t count_throws(const std::vector<uint32_t>& words) {
          count_calls(words, "zex_throw") + count_calls(words, "zex_throw_site");
 }
 
+/// Line numbers of the ZEXT_LINE_<name> markers of a test kernel's source: name -> line.
+inline std::map<std::string, uint32_t> marker_lines(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot open " + path);
+  std::map<std::string, uint32_t> out;
+  std::string line;
+  for (uint32_t n = 1; std::getline(f, line); ++n) {
+    const auto at = line.find("ZEXT_LINE_");
+    if (at == std::string::npos) continue;
+    const auto end = line.find(' ', at);
+    out[line.substr(at + 10, end == std::string::npos ? std::string::npos : end - at - 10)] = n;
+  }
+  return out;
+}
+
 /// id -> its defining instruction.
 inline std::map<uint32_t, Instruction> definitions(const Module& m) {
   std::map<uint32_t, Instruction> d;

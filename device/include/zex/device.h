@@ -59,8 +59,7 @@ void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b);
    ZEX_THROW_VALUE records one. Values are converted to 64 bits (ulong) and printed unsigned. */
 #define ZEX_THROW_VALUES_KIND(zex, name, reason, count, kind, a, b)                                \
   do {                                                                                             \
-    zex_throw((zex), (name), (reason), (count), (kind), (ulong)(a), (ulong)(b),                    \
-              (__constant char*)__func__, __FILE__, (uint)__LINE__);                               \
+    ZEX_DETAIL_THROW((zex), (name), (reason), (count), (kind), (a), (b));                          \
     return;                                                                                        \
   } while (0)
 /* Every macro makes the one call zex_throw (a throw without values passes a count of 0): it claims
@@ -68,6 +67,9 @@ void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b);
    zex_signal_exception), and all throw sites of a function have the same shape, so zex's merge pass
    shares one cold region between them (docs/spirv-passes.md). The three entry points stay for
    compilers that record more than one frame. */
+#define ZEX_DETAIL_THROW(zex, name, reason, count, kind, a, b)                                     \
+  zex_throw((zex), (name), (reason), (count), (kind), (ulong)(a), (ulong)(b),                      \
+            (__constant char*)__func__, __FILE__, (uint)__LINE__)
 #define ZEX_THROW(zex, name, reason)                                           \
   ZEX_THROW_VALUES_KIND((zex), (name), (reason), 0u, ZEX_VALUES_PLAIN, 0, 0)
 #define ZEX_THROW_VALUES(zex, name, reason, a, b)                              \
@@ -82,6 +84,29 @@ void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b);
     if (__builtin_expect(!((i) < (n)), 0))                                     \
       ZEX_THROW_VALUES_KIND((zex), "BoundsError", "Out-of-bounds array access", \
                             2u, ZEX_VALUES_BOUNDS, (i), (n));                  \
+  } while (0)
+
+/* The same in a function that returns a value: `return (value);` instead of `return;` (a value-
+   returning function may not `return;`). The value is what the function returns on the throw; no
+   caller sees it, as the throw ends the work-item (zex::Module makes every caller return too,
+   docs/spirv-passes.md), but C requires one. It is the macro's last argument and may contain commas,
+   e.g. a struct literal: ZEX_CHECK_BOUNDS_RET(zex, i, n, (triple_t){0, 0, 0}). */
+#define ZEX_THROW_VALUES_KIND_RET(zex, name, reason, count, kind, a, b, ...)                       \
+  do {                                                                                             \
+    ZEX_DETAIL_THROW((zex), (name), (reason), (count), (kind), (a), (b));                          \
+    return (__VA_ARGS__);                                                                          \
+  } while (0)
+#define ZEX_THROW_RET(zex, name, reason, ...)                                  \
+  ZEX_THROW_VALUES_KIND_RET((zex), (name), (reason), 0u, ZEX_VALUES_PLAIN, 0, 0, __VA_ARGS__)
+#define ZEX_THROW_VALUES_RET(zex, name, reason, a, b, ...)                     \
+  ZEX_THROW_VALUES_KIND_RET((zex), (name), (reason), 2u, ZEX_VALUES_PLAIN, (a), (b), __VA_ARGS__)
+#define ZEX_THROW_VALUE_RET(zex, name, reason, a, ...)                         \
+  ZEX_THROW_VALUES_KIND_RET((zex), (name), (reason), 1u, ZEX_VALUES_PLAIN, (a), 0, __VA_ARGS__)
+#define ZEX_CHECK_BOUNDS_RET(zex, i, n, ...)                                   \
+  do {                                                                         \
+    if (__builtin_expect(!((i) < (n)), 0))                                     \
+      ZEX_THROW_VALUES_KIND_RET((zex), "BoundsError", "Out-of-bounds array access", \
+                                2u, ZEX_VALUES_BOUNDS, (i), (n), __VA_ARGS__); \
   } while (0)
 
 #endif /* ZEX_DEVICE_H */
