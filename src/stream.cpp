@@ -243,11 +243,16 @@ void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t
 
 namespace detail {
 
+struct StreamLink {
+  Mutex mu;             // held by a raising Event::synchronize, and by the stream's destructor to detach
+  void* impl = nullptr;  // the stream's Impl; null once its destructor has begun
+};
+
 struct EventState {
   ze_event_pool_handle_t pool = nullptr;
   ze_event_handle_t event = nullptr;
-  uint64_t mark = 0;            // the stream's next launch id when recorded
-  std::shared_ptr<void*> link;  // *link: the stream's Impl, null once the stream is gone
+  uint64_t mark = 0;                  // the stream's next launch id when recorded
+  std::shared_ptr<StreamLink> link;  // the stream to raise through, while it lives
   bool armed = false;           // the barrier that signals the event was appended
 
   EventState() = default;
@@ -275,7 +280,11 @@ void Event::synchronize() {
   if (!s_) throw_empty_event("synchronize");
   check(zeEventHostSynchronize(s_->event, UINT64_MAX), "zeEventHostSynchronize", "waiting for a zex::Event");
   // Every launch before the mark has finished: its throw, if any, is in the report (status last).
-  auto* impl = static_cast<Stream::Impl*>(__atomic_load_n(s_->link.get(), __ATOMIC_ACQUIRE));
+  // The stream may be being destroyed on another thread: under the link's lock it is either still
+  // whole (its destructor waits for this raise to end) or detached, never half freed.
+  detail::StreamLink& link = *s_->link;
+  detail::LockGuard lock(link.mu);
+  auto* impl = static_cast<Stream::Impl*>(link.impl);
   if (impl && SlabPool::thrown(impl->slot)) impl->raise_before(s_->mark);
 }
 
@@ -300,7 +309,10 @@ Event Stream::record() {
         "creating a zex::Event");
   ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
   check(zeEventCreate(st->pool, &ed, &st->event), "zeEventCreate", "creating a zex::Event");
-  if (!s.link) s.link = std::make_shared<void*>(&s);
+  if (!s.link) {
+    s.link = std::make_shared<detail::StreamLink>();
+    s.link->impl = &s;
+  }
   st->link = s.link;
   st->mark = s.next_id;
   s.append_signal(st->event);  // the one append: a barrier after everything so far
@@ -398,8 +410,12 @@ Stream::Impl::Impl(const Device& d) : dev(d), device(&d.info()), pool(&d.slab_po
 }
 
 Stream::Impl::~Impl() {
-  // Events outlive their stream: from now on they only wait.
-  if (link) __atomic_store_n(link.get(), nullptr, __ATOMIC_RELEASE);
+  // Events outlive their stream: from now on they only wait. Under the link's lock, so that an Event
+  // raising through the stream on another thread finishes first (and none starts after).
+  if (link) {
+    detail::LockGuard lock(link->mu);
+    link->impl = nullptr;
+  }
   // The slot may only go back to the pool once no kernel can write it any more, and the list may be
   // destroyed only once nothing on it runs.
   bool idle = true;

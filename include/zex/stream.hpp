@@ -91,6 +91,10 @@ namespace detail {
 // What a zex::Event shares with its stream: the event (its own one-event pool), the launch id of the
 // mark, and the stream to raise through while the stream lives (src/stream.cpp).
 struct EventState;
+// The stream a stream's Events raise through, and the lock under which they do: the stream's
+// destructor detaches it under the same lock, so that an Event never raises through a stream another
+// thread is freeing (src/stream.cpp).
+struct StreamLink;
 }  // namespace detail
 
 /// A mark in a stream's launches (Stream::record()): waiting on it waits for every launch recorded
@@ -429,7 +433,7 @@ class Stream {
     std::vector<ze_event_handle_t> user_waits;  // from wait(): joins the next command
     std::vector<ze_event_handle_t> wait_buf;    // that command's wait list, when it has them
     std::vector<std::shared_ptr<detail::EventState>> held;  // Events wait() joined: alive until waited past
-    std::shared_ptr<void*> link;  // what this stream's Events hold: points here until the destructor
+    std::shared_ptr<detail::StreamLink> link;  // what this stream's Events hold: points here until the destructor
 
     explicit Impl(const Device& d);
     Impl(const Impl&) = delete;
