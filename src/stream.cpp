@@ -344,21 +344,7 @@ Stream::~Stream() = default;
 
 void Stream::launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t n,
                          const char* file, uint32_t line) {
-  // launch()'s steps (check_launch, append_launch) with a loop instead of a pack.
-  Impl& s = live();
-  Impl::Use use(s);
-  const int level = s.level_for(cfg.debug_level);
-  Kernel::State& ks = kernel.live();
-  if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
-  detail::LockGuard lock(ks.mu);
-  Kernel::Level& l = ks.at(level);
-  check_launch(ks, l, n, cfg);
-  for (uint32_t i = 0; i < n; ++i) {
-    ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
-    if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
-  }
-  // A null file: no launch site (a binding whose caller is unknown; its own line would mislead).
-  append_launch(s, kernel, ks, l, level, static_cast<uint32_t>(n), cfg.groups, file, file ? line : 0);
+  launch_args<KernelArg>(kernel, cfg, args, n, file, line);
 }
 
 void Stream::Impl::throw_concurrent_use() {
