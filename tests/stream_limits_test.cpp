@@ -62,3 +62,64 @@ TEST(Stream, AnEventRaisesOnAnotherThreadWhileItsStreamIsDestroyed) {
   std::printf("the event raised first in %d of %d rounds\n", raised, rounds);
 }
 
+// docs/integration.md §7: on the event path a stream queues launches behind an event that only the
+// caller will signal by growing its events, up to Stream::kMaxEvents; exactly that many launches are
+// queued without waiting, and the next one waits for the oldest half (a deadlock, if only the caller
+// would signal). Pins the number the guide gives (it once said 32,768). The list path has no bound.
+TEST(Stream, KMaxEventsLaunchesQueueBehindTheCallersOwnEventAndTheNextWaits) {
+  auto& e = env();
+  zex::Kernel noop = e.mod.kernel("noop");
+  zex::Stream s(e.dev);
+  if (s.wait_path() != zex::Stream::WaitPath::kEvents) GTEST_SKIP() << "the list path queues without bound";
+  static_assert(zex::Stream::kMaxEvents == 65536, "docs/integration.md §7 gives the number");
+  // The caller's own event: signalled on the host only, so it never completes by itself.
+  ze_event_pool_handle_t pool = nullptr;
+  ze_event_handle_t user = nullptr;
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+  ze_device_handle_t dh = e.dev.handle();
+  ASSERT_EQ(zeEventPoolCreate(e.ctx.handle(), &pd, 1, &dh, &pool), ZE_RESULT_SUCCESS);
+  ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+  ASSERT_EQ(zeEventCreate(pool, &ed, &user), ZE_RESULT_SUCCESS);
+  // If a launch blocked, only this guard would let it go (after 120 s without progress): then `guarded`
+  // says it did. Later it signals on request (`release`), which the last launch must wait for.
+  std::atomic<uint32_t> launched{0};
+  std::atomic<bool> guarded{false}, release{false}, released{false}, stop{false};
+  std::thread guard([&] {
+    uint32_t seen = 0;
+    auto last = std::chrono::steady_clock::now();
+    while (!stop.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (release.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the launch waits meanwhile
+        released = true;
+        zeEventHostSignal(user);
+        return;
+      }
+      const uint32_t now = launched.load();
+      if (now != seen) {
+        seen = now;
+        last = std::chrono::steady_clock::now();
+      } else if (std::chrono::steady_clock::now() - last > std::chrono::seconds(120)) {
+        guarded = true;
+        zeEventHostSignal(user);
+        return;
+      }
+    }
+  });
+  s.wait(user);
+  for (uint32_t i = 0; i < zex::Stream::kMaxEvents; ++i) {
+    s.launch(noop, cfg1d(1, 1, 1));
+    launched.store(i + 1);
+  }
+  EXPECT_FALSE(guarded.load()) << "a launch waited before " << zex::Stream::kMaxEvents << " were queued";
+  EXPECT_FALSE(s.ready());
+  release = true;
+  s.launch(noop, cfg1d(1, 1, 1));  // number kMaxEvents + 1: waits for the oldest half, so for `user`
+  EXPECT_TRUE(released.load()) << "launch " << zex::Stream::kMaxEvents + 1 << " did not wait";
+  stop = true;
+  guard.join();
+  if (!released.load()) zeEventHostSignal(user);
+  EXPECT_NO_THROW(s.synchronize());
+  zeEventDestroy(user);
+  zeEventPoolDestroy(pool);
+}
