@@ -3,6 +3,7 @@
 // that only the caller will signal (Stream::kMaxEvents).
 #include "zex_fixture.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -16,17 +17,21 @@ using zex_test::Usm;
 
 // "An event outlives its stream": also when the stream is destroyed on one thread while the event's
 // wait raises through it on another. Each round the raise starts first and the destructor a little
-// later (0 to 1 ms, a different delay each round), so that some rounds destroy the stream in the
-// middle of the raise. The event either raises the launch's exception (it came first, and the
-// destructor waited for it) or nothing (the destructor came first and dropped it). Before the fix the
-// event went on reading the stream's report and runs while the destructor freed them: a heap
-// use-after-free in Stream::Impl::find (ASan; TSan: ctest -L threads).
+// later; the delay follows the point where the two meet (shorter after a round the raise won, longer
+// after one the destructor won; steps double until it crosses, then halve), whatever the machine's
+// load or a sanitizer's speed, so that many rounds destroy the stream in the middle of the raise. The
+// event either raises the launch's exception (it came first, and the destructor waited for it) or
+// nothing (the destructor came first and dropped it). Before the fix the event went on with the
+// stream's report, runs and list while the destructor freed them: a heap use-after-free in
+// Stream::Impl::find (ASan), a raise appending to a destroyed list (TSan: ctest -L threads).
 TEST(Stream, AnEventRaisesOnAnotherThreadWhileItsStreamIsDestroyed) {
   auto& e = env();
   zex::Kernel vadd = e.mod.kernel("vadd");
   Usm<float> a(1024), b(1024), c(1024);
   int raised = 0;
-  const int rounds = 40;
+  const int rounds = 60;
+  long delay_ns = 0, step_ns = 16000;
+  bool last_raised = false;
   for (int round = 0; round < rounds; ++round) {
     auto s = std::make_unique<zex::Stream>(e.dev);
     s->launch(vadd, cfg1d(4, 256, 1), c.get(), a.get(), b.get(), 1000u);  // throws: 24 work-items out of bounds
@@ -47,7 +52,7 @@ TEST(Stream, AnEventRaisesOnAnotherThreadWhileItsStreamIsDestroyed) {
     while (!ready.load(std::memory_order_acquire)) {
     }
     go.store(true, std::memory_order_release);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(25 * round);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(delay_ns);
     while (std::chrono::steady_clock::now() < until) {
     }
     s.reset();
@@ -56,10 +61,17 @@ TEST(Stream, AnEventRaisesOnAnotherThreadWhileItsStreamIsDestroyed) {
       EXPECT_EQ(what, "vadd 1 24");
       ++raised;
     }
+    const bool won = !what.empty();
+    if (round > 0 && won != last_raised)
+      step_ns = std::max(500L, step_ns / 2);  // crossed the meeting point: close in
+    else if (round > 0)
+      step_ns = std::min(8000000L, step_ns * 2);  // not there yet (a loaded machine is slow to start a thread)
+    last_raised = won;
+    delay_ns = won ? std::max(0L, delay_ns - step_ns) : delay_ns + step_ns;
     EXPECT_NO_THROW(ev.synchronize()) << "raised once, or dropped with the stream";
   }
   // Which thread wins varies; both outcomes are right. Shown for the record.
-  std::printf("the event raised first in %d of %d rounds\n", raised, rounds);
+  std::printf("the event raised first in %d of %d rounds (last delay %ld ns)\n", raised, rounds, delay_ns);
 }
 
 // docs/integration.md §7: on the event path a stream queues launches behind an event that only the
