@@ -2,6 +2,7 @@
 // worker), synchronization. The execution model is in cmdlist_objects.hpp.
 #include "device_loss.hpp"
 #include "cmdlist_objects.hpp"
+#include "fork.hpp"
 
 namespace zexcpu {
 
@@ -19,7 +20,11 @@ ze_result_t check_queue_desc(ze_context_handle_t hContext, ze_device_handle_t hD
 
 bool is_command_queue(ze_command_queue_handle_t h) { return h != nullptr && h->magic == kQueueMagic; }
 
-void stop_all_workers() { Worker::stop_all_workers(); }
+void stop_all_workers() {
+  // At a fork() child's exit the workers are the parent's: there are no threads to stop or join.
+  if (forked_child()) return;
+  Worker::stop_all_workers();
+}
 
 bool Worker::execute_list(ze_command_list_handle_t list) {
   for (const auto& c : list->commands)

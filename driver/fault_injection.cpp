@@ -9,6 +9,7 @@
 // and makes zeInit fail with ZE_RESULT_ERROR_INVALID_ARGUMENT, so a typo never silently disables a test.
 #include "common.hpp"
 #include "device_loss.hpp"
+#include "fork.hpp"
 
 #include <zex/detail/result_names.hpp>
 
@@ -153,6 +154,12 @@ const char* fault_injection_error() {
 }
 
 bool should_fail(const char* entry, ze_result_t* result) {
+  // A fork() child (fork.hpp): the objects it inherited need threads it does not have, so every call
+  // fails at once, before it touches anything; destroying releases nothing (the parent owns it all).
+  if (__builtin_expect(forked_child(), 0)) {
+    *result = ZE_RESULT_ERROR_UNINITIALIZED;
+    return true;
+  }
   // An injected failure first, so that a test can make a call fail on a lost device too (the calls
   // that collect a device-loss report); then the lost device's gate (device_loss.hpp).
   if (__builtin_expect(injected(entry, result), 0)) {

@@ -469,17 +469,9 @@ static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel
     cfg.group_size.y = b[1];
     cfg.group_size.z = b[2];
     cfg.debug_level = config->debug_level;
-    // zex_arg_t and zex::KernelArg have the same members, but are distinct types: copy, on the stack
-    // for the usual few arguments.
-    zex::KernelArg small[16];
-    std::vector<zex::KernelArg> large;
-    zex::KernelArg* a = small;
-    if (num_args > 16) {
-      large.resize(num_args);
-      a = large.data();
-    }
-    for (uint32_t i = 0; i < num_args; ++i) a[i] = zex::KernelArg{args[i].size, args[i].value};
-    stream->s.launch_args(kernel->k, cfg, a, num_args, file, line);
+    // Read in place, and only once the count is the kernel's: a wrong num_args (0xffffffff) must neither
+    // allocate nor read past the caller's array.
+    stream->s.launch_args(kernel->k, cfg, args, num_args, file, line);
     return ZEX_SUCCESS;
   });
 }

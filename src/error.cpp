@@ -2,11 +2,21 @@
 // would otherwise compile the formatting and the advice table, which only a failing call needs.
 #include <zex/error.hpp>
 
+#include <pthread.h>
+
 #include <cstdio>
 #include <string>
 
 namespace zex {
 namespace detail {
+
+namespace {
+// Set in a child of fork() (docs/integration.md, "fork()"): there a driver's UNINITIALIZED most likely
+// means the fork, not a missing zeInit, and the advice says so. Registered when libzex is loaded.
+bool g_forked_child = false;
+void on_fork_child() { g_forked_child = true; }
+const int g_fork_handler = pthread_atfork(nullptr, nullptr, on_fork_child);
+}  // namespace
 
 std::string result_spelling(ze_result_t r) {
   char hex[32];
@@ -19,6 +29,11 @@ std::string result_spelling(ze_result_t r) {
 const char* result_advice(ze_result_t r) noexcept {
   switch (r) {
     case ZE_RESULT_ERROR_UNINITIALIZED:
+      (void)g_fork_handler;
+      if (g_forked_child)
+        return "This process is a child of fork(): the Level Zero objects it inherited, and the driver's "
+               "threads they need, belong to the parent process. A forked child may only exec a program "
+               "or exit; its destructors release nothing (docs/integration.md, \"fork()\").";
       return "Level Zero is not initialized: create a zex::Context first (it calls zeInit), or call "
              "zeInit yourself before adopting your handles.";
     case ZE_RESULT_ERROR_DEVICE_LOST:

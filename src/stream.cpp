@@ -243,11 +243,16 @@ void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t
 
 namespace detail {
 
+struct StreamLink {
+  Mutex mu;             // held by a raising Event::synchronize, and by the stream's destructor to detach
+  void* impl = nullptr;  // the stream's Impl; null once its destructor has begun
+};
+
 struct EventState {
   ze_event_pool_handle_t pool = nullptr;
   ze_event_handle_t event = nullptr;
-  uint64_t mark = 0;            // the stream's next launch id when recorded
-  std::shared_ptr<void*> link;  // *link: the stream's Impl, null once the stream is gone
+  uint64_t mark = 0;                  // the stream's next launch id when recorded
+  std::shared_ptr<StreamLink> link;  // the stream to raise through, while it lives
   bool armed = false;           // the barrier that signals the event was appended
 
   EventState() = default;
@@ -275,7 +280,11 @@ void Event::synchronize() {
   if (!s_) throw_empty_event("synchronize");
   check(zeEventHostSynchronize(s_->event, UINT64_MAX), "zeEventHostSynchronize", "waiting for a zex::Event");
   // Every launch before the mark has finished: its throw, if any, is in the report (status last).
-  auto* impl = static_cast<Stream::Impl*>(__atomic_load_n(s_->link.get(), __ATOMIC_ACQUIRE));
+  // The stream may be being destroyed on another thread: under the link's lock it is either still
+  // whole (its destructor waits for this raise to end) or detached, never half freed.
+  detail::StreamLink& link = *s_->link;
+  detail::LockGuard lock(link.mu);
+  auto* impl = static_cast<Stream::Impl*>(link.impl);
   if (impl && SlabPool::thrown(impl->slot)) impl->raise_before(s_->mark);
 }
 
@@ -300,7 +309,10 @@ Event Stream::record() {
         "creating a zex::Event");
   ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
   check(zeEventCreate(st->pool, &ed, &st->event), "zeEventCreate", "creating a zex::Event");
-  if (!s.link) s.link = std::make_shared<void*>(&s);
+  if (!s.link) {
+    s.link = std::make_shared<detail::StreamLink>();
+    s.link->impl = &s;
+  }
   st->link = s.link;
   st->mark = s.next_id;
   s.append_signal(st->event);  // the one append: a barrier after everything so far
@@ -332,21 +344,7 @@ Stream::~Stream() = default;
 
 void Stream::launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t n,
                          const char* file, uint32_t line) {
-  // launch()'s steps (check_launch, append_launch) with a loop instead of a pack.
-  Impl& s = live();
-  Impl::Use use(s);
-  const int level = s.level_for(cfg.debug_level);
-  Kernel::State& ks = kernel.live();
-  if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
-  detail::LockGuard lock(ks.mu);
-  Kernel::Level& l = ks.at(level);
-  check_launch(ks, l, n, cfg);
-  for (uint32_t i = 0; i < n; ++i) {
-    ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
-    if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
-  }
-  // A null file: no launch site (a binding whose caller is unknown; its own line would mislead).
-  append_launch(s, kernel, ks, l, level, static_cast<uint32_t>(n), cfg.groups, file, file ? line : 0);
+  launch_args<KernelArg>(kernel, cfg, args, n, file, line);
 }
 
 void Stream::Impl::throw_concurrent_use() {
@@ -398,8 +396,12 @@ Stream::Impl::Impl(const Device& d) : dev(d), device(&d.info()), pool(&d.slab_po
 }
 
 Stream::Impl::~Impl() {
-  // Events outlive their stream: from now on they only wait.
-  if (link) __atomic_store_n(link.get(), nullptr, __ATOMIC_RELEASE);
+  // Events outlive their stream: from now on they only wait. Under the link's lock, so that an Event
+  // raising through the stream on another thread finishes first (and none starts after).
+  if (link) {
+    detail::LockGuard lock(link->mu);
+    link->impl = nullptr;
+  }
   // The slot may only go back to the pool once no kernel can write it any more, and the list may be
   // destroyed only once nothing on it runs.
   bool idle = true;

@@ -5,18 +5,21 @@
  * The source is read only for the line numbers of the throws (its LINE: markers). Built in the tree
  * (ctest -R c_api) and again from an installed tree with nothing but `pkg-config --cflags --libs zex`
  * (tests/package). Exit status 0 when every check passed; each failed check prints its line. */
-/* pthreads, for the last error's thread check; everything else is C99. */
+/* pthreads, for the last error's thread check, and mmap for a guard page; everything else is C99. */
 #define _POSIX_C_SOURCE 200112L
 
 #include <zex/zex.h>
 
 #include <level_zero/ze_api.h>
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static int g_failures = 0;
 static const char* g_source = NULL;
@@ -564,6 +567,40 @@ static void test_misuse(Env* e) {
   zex_stream_destroy(s);
 }
 
+/* A count beyond the kernel's (issue 24) is refused before `args` is read: vadd's four arguments end
+ * where the readable memory does (a PROT_NONE page follows), so reading a fifth faults, and 0xffffffff
+ * was once a copy into a 64 GiB vector ("out of host memory"). */
+static void test_argument_count_checked_first(Env* e) {
+  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  zex_launch_config_t cfg = config_1d(4, 256, 1);
+  zex_stream_t s = NULL;
+  zex_arg_t* args;
+  uint32_t n = kTotal;
+  unsigned char* map;
+  int fd = open("/dev/zero", O_RDWR);
+  CHECK(fd >= 0);
+  if (fd < 0) return;
+  map = (unsigned char*)mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  close(fd);
+  CHECK(map != (unsigned char*)MAP_FAILED);
+  if (map == (unsigned char*)MAP_FAILED) return;
+  CHECK(mprotect(map + page, page, PROT_NONE) == 0);
+  args = (zex_arg_t*)(void*)(map + page) - 4;
+  vadd_args(e, &n, args);
+  REQUIRE_OK(zex_stream_create(e->dev, &s));
+  CHECK(zex_stream_launch(s, e->vadd, &cfg, 5, args) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(zex_last_error_message(), "kernel 'vadd' expects 4 argument(s)"));
+  CHECK(contains(zex_last_error_message(), "passed 5 argument(s)"));
+  CHECK(zex_stream_launch(s, e->vadd, &cfg, 0xffffffffu, args) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(zex_last_error_message(), "kernel 'vadd' expects 4 argument(s)"));
+  CHECK(contains(zex_last_error_message(), "passed 4294967295 argument(s)"));
+  /* Nothing was appended; the right count launches. */
+  CHECK(zex_stream_launch(s, e->vadd, &cfg, 4, args) == ZEX_SUCCESS);
+  CHECK(zex_stream_synchronize(s, NULL) == ZEX_SUCCESS);
+  zex_stream_destroy(s);
+  munmap(map, 2 * page);
+}
+
 static void test_bad_module(Env* e) {
   static const uint32_t not_spirv[8] = {0x07230203u, 0x00010400u, 0, 64, 0, 0xdeadbeefu, 0x12345678u, 7};
   zex_module_t m = (zex_module_t)1;
@@ -793,6 +830,7 @@ int main(int argc, char** argv) {
   test_recovery(&e);
   test_two_streams(&e);
   test_misuse(&e);
+  test_argument_count_checked_first(&e);
   test_bad_module(&e);
   test_build_log(&e);
   test_level_zero_errors(&e);

@@ -25,6 +25,14 @@ if(ZEX_CPU_DRIVER)
   target_link_libraries(c_api_device_lost PRIVATE zex::zex_c)
   add_dependencies(c_api_device_lost zex_test_kernels ze_zex_cpu)
   zex_add_l0_test(c_api_device_lost COMMAND c_api_device_lost ${ZEX_TEST_KERNEL_SPV} ENV ZEX_CPU_LOSE_DEVICE=2)
+  # fork() after a launch: a child's calls fail at once naming the fork, its destroys and exit return.
+  add_executable(c_api_fork c_api_fork.c)
+  set_source_files_properties(c_api_fork.c PROPERTIES LANGUAGE C)
+  set_target_properties(c_api_fork PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_compile_options(c_api_fork PRIVATE -Wall -Wextra -pedantic -Werror)
+  target_link_libraries(c_api_fork PRIVATE zex::zex_c)
+  add_dependencies(c_api_fork zex_test_kernels ze_zex_cpu)
+  zex_add_l0_test(c_api_fork COMMAND c_api_fork ${ZEX_TEST_KERNEL_SPV})
   # Two devices of two tiles each: the sub-device functions, and a throw caught on a tile's stream.
   zex_add_l0_test(c_api_test_2x2 COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
                   ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)

@@ -35,6 +35,7 @@ add_executable(zex_tests
   module_test.cpp
   slab_test.cpp
   stream_test.cpp
+  stream_limits_test.cpp
   tracing_test.cpp)
 add_dependencies(zex_tests zex_test_kernels)
 target_compile_definitions(zex_tests PRIVATE

@@ -91,6 +91,10 @@ namespace detail {
 // What a zex::Event shares with its stream: the event (its own one-event pool), the launch id of the
 // mark, and the stream to raise through while the stream lives (src/stream.cpp).
 struct EventState;
+// The stream a stream's Events raise through, and the lock under which they do: the stream's
+// destructor detaches it under the same lock, so that an Event never raises through a stream another
+// thread is freeing (src/stream.cpp).
+struct StreamLink;
 }  // namespace detail
 
 /// A mark in a stream's launches (Stream::record()): waiting on it waits for every launch recorded
@@ -278,6 +282,32 @@ class Stream {
   void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const KernelArg* args, size_t count,
                    const char* file = nullptr, uint32_t line = 0);
 
+  /// launch_args() over a binding's own argument type: any `Arg` with the members `size` and `value`
+  /// of KernelArg (the C API's zex_arg_t), read in place. `count` is checked against the kernel's
+  /// parameters before `args` is read at all: a wrong count, however large, reads nothing and
+  /// allocates nothing (the C API copied a caller's array first, issue 24).
+  /// @throws InvalidArgument, ZeError as launch()
+  template <class Arg>
+  void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Arg* args, size_t count,
+                   const char* file = nullptr, uint32_t line = 0) {
+    // launch()'s steps (check_launch, append_launch) with a loop instead of a pack.
+    Impl& s = live();
+    Impl::Use use(s);
+    const int level = s.level_for(cfg.debug_level);
+    Kernel::State& ks = kernel.live();
+    if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
+    detail::LockGuard lock(ks.mu);
+    Kernel::Level& l = ks.at(level);
+    check_launch(ks, l, count, cfg);
+    const uint32_t n = static_cast<uint32_t>(count);  // == l.num_args - 1 now
+    for (uint32_t i = 0; i < n; ++i) {
+      ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
+      if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
+    }
+    // A null file: no launch site (a binding whose caller is unknown; its own line would mislead).
+    append_launch(s, kernel, ks, l, level, n, cfg.groups, file, file ? line : 0);
+  }
+
   /// Waits for everything launched so far (one host wait). If a work-item threw, decodes the
   /// report of the first launch that threw, appends the claim word's reset, clears the report, and
   /// throws. When nothing was thrown it appends nothing, copies nothing and waits no more.
@@ -429,7 +459,7 @@ class Stream {
     std::vector<ze_event_handle_t> user_waits;  // from wait(): joins the next command
     std::vector<ze_event_handle_t> wait_buf;    // that command's wait list, when it has them
     std::vector<std::shared_ptr<detail::EventState>> held;  // Events wait() joined: alive until waited past
-    std::shared_ptr<void*> link;  // what this stream's Events hold: points here until the destructor
+    std::shared_ptr<detail::StreamLink> link;  // what this stream's Events hold: points here until the destructor
 
     explicit Impl(const Device& d);
     Impl(const Impl&) = delete;

@@ -133,7 +133,8 @@ zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out);
 void zex_stream_destroy(zex_stream_t stream);
 /* Sets the arguments (each by size; the driver checks the size), the stream's zex_state_t last, and
  * appends the launch. INVALID_ARGUMENT (naming the kernel and the counts) unless num_args is the
- * kernel's parameter count minus the trailing zex_state_t; nothing is appended then. */
+ * kernel's parameter count minus the trailing zex_state_t; nothing is appended then, and `args` is not
+ * read at all (a wrong count reads nothing past the caller's array). */
 zex_result_t zex_stream_launch(zex_stream_t stream, zex_kernel_t kernel, const zex_launch_config_t* config,
                                uint32_t num_args, const zex_arg_t* args);
 /* zex_stream_launch that records `file` and `line` as the launch site a throw reports

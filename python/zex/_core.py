@@ -621,7 +621,9 @@ class Stream(_Handle):
         self.device = device
         self._lib = lib
         self._launch = lib.zex_stream_launch_at
-        self._cell = _Cell(out.value, lib.zex_stream_destroy, 0, "Stream", device.context._cell)
+        self._raised = _Raised()
+        self._cell = _Cell(out.value, self._raised.destroying(lib.zex_stream_destroy, lib), 0, "Stream",
+                           device.context._cell)
         self._cell.refs = {}
 
     def launch(self, kernel, groups, group_size, *args, debug_level=-1):
@@ -706,18 +708,20 @@ class Stream(_Handle):
 
     def synchronize(self):
         """Waits for every launch; raises zex.KernelException if a work-item threw (the stream stays
-        usable), zex.ZeError if Level Zero failed."""
+        usable), zex.ZeError if Level Zero failed. A KernelException that an earlier wait found but a
+        KeyboardInterrupt kept from being raised is raised first, at once (see _Raised)."""
         h = self._cell.handle
         if h is None:
             raise _closed("Stream")
-        exc = _c_void_p()
-        r = self._lib.zex_stream_synchronize(h, _byref(exc))
+        raised = self._raised
+        raised.start(self._lib)
+        r = self._lib.zex_stream_synchronize(h, _byref(raised.out))
         if r == 0:
             self._release()
             return
         if r == L.ERROR_KERNEL_EXCEPTION:
             self._release()
-            raise _kernel_exception(self._lib, exc.value)
+            raised.start(self._lib)
         _raise_last(r, self._lib)
 
     def synchronize_for(self, timeout):
@@ -728,15 +732,16 @@ class Stream(_Handle):
             raise _closed("Stream")
         ns = max(0, int(timeout * 1e9))
         done = ctypes.c_int()
-        exc = _c_void_p()
-        r = self._lib.zex_stream_synchronize_for(h, ns, _byref(done), _byref(exc))
+        raised = self._raised
+        raised.start(self._lib)
+        r = self._lib.zex_stream_synchronize_for(h, ns, _byref(done), _byref(raised.out))
         if r == 0:
             if done.value:
                 self._release()
             return bool(done.value)
         if r == L.ERROR_KERNEL_EXCEPTION:
             self._release()
-            raise _kernel_exception(self._lib, exc.value)
+            raised.start(self._lib)
         _raise_last(r, self._lib)
 
     def record(self):
@@ -786,18 +791,23 @@ class Event(_Handle):
         self = cls.__new__(cls)
         self.device = stream.device
         self._lib = stream._lib
-        self._cell = _Cell(handle, self._lib.zex_event_destroy, 0, "Event", stream.device.context._cell)
+        self._raised = _Raised()
+        self._cell = _Cell(handle, self._raised.destroying(self._lib.zex_event_destroy, self._lib), 0, "Event",
+                           stream.device.context._cell)
         return self
 
     def synchronize(self):
         """Waits until every launch before the mark has finished; raises zex.KernelException if one of
-        them threw and it was not raised yet (the stream's report is then reset)."""
-        exc = _c_void_p()
-        r = self._lib.zex_event_synchronize(self._handle(), _byref(exc))
+        them threw and it was not raised yet (the stream's report is then reset). As Stream.synchronize,
+        an exception a KeyboardInterrupt kept from being raised is raised first, at once."""
+        h = self._handle()
+        raised = self._raised
+        raised.start(self._lib)
+        r = self._lib.zex_event_synchronize(h, _byref(raised.out))
         if r == 0:
             return
         if r == L.ERROR_KERNEL_EXCEPTION:
-            raise _kernel_exception(self._lib, exc.value)
+            raised.start(self._lib)
         _raise_last(r, self._lib)
 
     def ready(self):
@@ -817,41 +827,83 @@ class Event(_Handle):
         return "<zex.Event %s>" % ("closed" if self.closed else hex(self._cell.handle))
 
 
+class _Raised:
+    """Where a wait's zex_exception_t lives until its KernelException is raised (issue 24): a Ctrl-C
+    must not lose it.
+
+    Python runs a signal's handler (SIGINT: KeyboardInterrupt) at its next check after a call returns,
+    so a SIGINT that arrives while the C wait blocks is raised right after the wait has reset the
+    stream's report and returned the exception, before any Python can take it. So the wait writes the
+    handle straight into `out`, which the Stream (or Event) owns: wherever the KeyboardInterrupt lands,
+    the handle stays there, and the next wait raises it at once (start()), before waiting again. Once
+    converted, the handle moves to `spent` by stores alone (a store runs no handler; only calls and
+    loops check) and the KernelException is raised; the next wait or close() destroys it. Closing the
+    object drops a pending one."""
+    __slots__ = ("out", "spent")
+
+    def __init__(self):
+        self.out = _c_void_p()     # the wait's out-parameter: a handle not raised yet
+        self.spent = _c_void_p()   # a handle converted and raised, to destroy
+
+    def start(self, lib):
+        """Destroys the spent handle; raises the pending KernelException, if there is one."""
+        e = self.spent.value
+        if e:
+            self.spent.value = None  # before the call: a KeyboardInterrupt after it cannot free it twice
+            lib.zex_exception_destroy(e)
+        e = self.out.value
+        if e:
+            exc = _kernel_exception(lib, e)  # a KeyboardInterrupt in here leaves the handle pending
+            self.spent.value = e
+            self.out.value = None
+            raise exc
+
+    def destroying(self, destroy, lib):
+        """The owner's destroy function, which also destroys the handles held here."""
+        def destroy_all(h):
+            try:
+                destroy(h)
+            finally:
+                for cell in (self.spent, self.out):
+                    e = cell.value
+                    if e:
+                        cell.value = None
+                        lib.zex_exception_destroy(e)
+        return destroy_all
+
+
 def _ids(lib, fn, e):
     out = L._u64x3()
     return tuple(out) if fn(e, out) else None
 
 
 def _kernel_exception(lib, e):
-    """A zex.KernelException from a zex_exception_t, which it destroys."""
-    try:
-        frames = []
-        f, fl, ln = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_uint32()
-        for i in range(lib.zex_exception_frame_count(e)):
-            if lib.zex_exception_frame(e, i, _byref(f), _byref(fl), _byref(ln)):
-                frames.append((_text(f.value), _text(fl.value), ln.value))
-        values = ()
-        n = lib.zex_exception_values(e, None, 0)
-        if n:
-            buf = (ctypes.c_uint64 * n)()
-            n = min(n, lib.zex_exception_values(e, buf, n))
-            values = tuple(buf[:n])
-        site = None
-        if lib.zex_exception_launch_site(e, _byref(fl), _byref(ln)):
-            site = LaunchSite(_text(fl.value), ln.value)
-        return KernelException(
-            _text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)),
-            name=_text(lib.zex_exception_name(e)),
-            reason=_text(lib.zex_exception_reason(e)),
-            kernel_name=_text(lib.zex_exception_kernel_name(e)),
-            debug_level=lib.zex_exception_debug_level(e),
-            global_id=_ids(lib, lib.zex_exception_global_id, e),
-            group_id=_ids(lib, lib.zex_exception_group_id, e),
-            local_id=_ids(lib, lib.zex_exception_local_id, e),
-            frames=frames,
-            frame_depth=lib.zex_exception_frame_depth(e),
-            values=values,
-            thrower_count=lib.zex_exception_thrower_count(e),
-            launch_site=site)
-    finally:
-        lib.zex_exception_destroy(e)
+    """A zex.KernelException from a zex_exception_t, which stays the caller's to destroy (_Raised)."""
+    frames = []
+    f, fl, ln = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_uint32()
+    for i in range(lib.zex_exception_frame_count(e)):
+        if lib.zex_exception_frame(e, i, _byref(f), _byref(fl), _byref(ln)):
+            frames.append((_text(f.value), _text(fl.value), ln.value))
+    values = ()
+    n = lib.zex_exception_values(e, None, 0)
+    if n:
+        buf = (ctypes.c_uint64 * n)()
+        n = min(n, lib.zex_exception_values(e, buf, n))
+        values = tuple(buf[:n])
+    site = None
+    if lib.zex_exception_launch_site(e, _byref(fl), _byref(ln)):
+        site = LaunchSite(_text(fl.value), ln.value)
+    return KernelException(
+        _text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)),
+        name=_text(lib.zex_exception_name(e)),
+        reason=_text(lib.zex_exception_reason(e)),
+        kernel_name=_text(lib.zex_exception_kernel_name(e)),
+        debug_level=lib.zex_exception_debug_level(e),
+        global_id=_ids(lib, lib.zex_exception_global_id, e),
+        group_id=_ids(lib, lib.zex_exception_group_id, e),
+        local_id=_ids(lib, lib.zex_exception_local_id, e),
+        frames=frames,
+        frame_depth=lib.zex_exception_frame_depth(e),
+        values=values,
+        thrower_count=lib.zex_exception_thrower_count(e),
+        launch_site=site)
