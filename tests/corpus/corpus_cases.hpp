@@ -53,9 +53,16 @@ struct Case {
   std::vector<Arg> args;
   bool barriers = false;  // __local memory and work-group barriers (issue 24 item 5)
   Shrink shrink{};
-  /// Why the unchanged kernel's zex::Module is known to be refused (empty: it is not): the test then
-  /// skips unless ZEX_CORPUS_ALL=1.
+  /// Why the unchanged kernel's zex::Module is known to be refused (empty: it is not): the tests then
+  /// skip unless ZEX_CORPUS_ALL=1.
   std::string known_issue;
+  /// Why the checked copy is known to compute wrongly in bounds: with its checks as plain returns,
+  /// raw on zex-cpu (returns_issue), and through zex (checked_issue). Empty: it does not; else the
+  /// test skips with this reason unless ZEX_CORPUS_ALL=1.
+  std::string returns_issue = {}, checked_issue = {};
+  /// Why zex-cpu is known to run even the unchanged kernel wrongly (it then writes no buffer at all):
+  /// RawVsZex still compares, but does not require that the kernel wrote something.
+  std::string raw_issue = {};
 
   std::string name() const { return program + "_" + kernel; }
 };
@@ -84,6 +91,9 @@ inline Buffer i32s(size_t n, uint32_t seed) { return {Elem::I32, n, seed}; }
 /// code (PolyBench: 2-D groups of 8x8 or 1-D groups of 64 over the padded problem; Rodinia: its block
 /// sizes), with problem sizes that leave partial groups where the original's guards matter.
 inline std::vector<Case> cases(uint32_t s = 1) {
+  const std::string kItem4 =
+      "issue 24 item 4 (PoCL 3.1 runs a kernel that returns early before a barrier wrongly, even when no "
+      "work-item takes the return)";
   const int n = static_cast<int>(20 * s);  // PolyBench matrix extent
   const auto un = static_cast<size_t>(n);
   const auto g8 = static_cast<uint32_t>((n + 7) / 8), g64 = static_cast<uint32_t>((n + 63) / 64);
@@ -174,7 +184,7 @@ inline std::vector<Case> cases(uint32_t s = 1) {
          {i32s(uc * (rows - 1), 47), i32s(uc, 48), i32s(uc, 49), i32s(64, 50)},
          {i32(pyramid), buf(0), buf(1), buf(2), i32(cols), i32(rows), i32(0), i32(pyramid), i32(1),
           local(4 * block), local(4 * block), buf(3)},
-         true, {1, uc - 1, uc - 1, {last_bx * block + (uc - 1 - blkx), 0, 0}}, ""});
+         true, {1, uc - 1, uc - 1, {last_bx * block + (uc - 1 - blkx), 0, 0}}, "", kItem4, kItem4});
   }
   {  // hotspot: BLOCK_SIZE 16, pyramid height 2 (small blocks of 12), border 2
     const int grid = static_cast<int>(24 * s), pyramid = 2, block = 16, small = block - 2 * pyramid;
@@ -185,7 +195,9 @@ inline std::vector<Case> cases(uint32_t s = 1) {
          {f32s(ug * ug, 51), f32s(ug * ug, 52), f32s(ug * ug, 53)},
          {i32(pyramid), buf(0), buf(1), buf(2), i32(grid), i32(grid), i32(pyramid), i32(pyramid), f32(0.5f),
           f32(1.5f), f32(1.5f), f32(40.0f), f32(0.001f)},
-         true, {1, ug * ug - 1, ug * ug - 1, {lb * block + l, lb * block + l, 0}}, ""});
+         true, {1, ug * ug - 1, ug * ug - 1, {lb * block + l, lb * block + l, 0}}, "", kItem4, "",
+         "issue 24 item 4: the loop's `if (i == iteration - 1) break;` before its second barrier leaves "
+         "`computed` false in every work-item on PoCL 3.1, so temp_dst is never written"});
   }
   {  // nw: BLOCK_SIZE 16, (cols-1) = 32 s, the diagonal blk = 2 of the upper-left pass
     const int cols = static_cast<int>(32 * s + 1), blk = 2, block = 16;
@@ -198,7 +210,8 @@ inline std::vector<Case> cases(uint32_t s = 1) {
           i32(blk), i32((cols - 1) / block), i32(cols - 1), i32(0), i32(0)},
          true, {0, top, top, {15, 0, 0}},
          "issue 24 item 7 (llvm-spirv-15 writes nw at -O2 with a block before its dominator, which zex's "
-         "validator refuses)"});
+         "validator refuses)",
+         kItem4});
   }
   {  // backprop: in = 16 * blocks input units, hid = 16 hidden units
     const int blocks = static_cast<int>(2 * s), in = 16 * blocks, hid = 16;
@@ -208,12 +221,14 @@ inline std::vector<Case> cases(uint32_t s = 1) {
          {f32s(ui + 1, 57), f32s(uh + 1, 58), f32s((ui + 1) * (uh + 1), 59), f32s(static_cast<size_t>(blocks) * uh, 60)},
          {buf(0), buf(1), buf(2), buf(3), local(4 * 16), local(4 * 16 * 16), i32(in), i32(hid)}, true,
          // input_cuda[in] is loaded by tx 0 of the last row of the last block only
-         {0, ui, ui, {0, 16 * static_cast<uint64_t>(blocks) - 1, 0}}, ""});
+         {0, ui, ui, {0, 16 * static_cast<uint64_t>(blocks) - 1, 0}}, "", kItem4, kItem4});
     const uint64_t top = (uh + 1) * 16 * (gy - 1) + (uh + 1) * 15 + 15 + 1 + (uh + 1);
     add({"rodinia", "backprop_kernel", "bpnn_adjust_weights_ocl", {1, gy}, {16, 16},
          {f32s(uh + 1, 61), f32s(ui + 1, 62), f32s((ui + 1) * (uh + 1), 63), f32s((ui + 1) * (uh + 1), 64)},
          {buf(0), i32(hid), buf(1), i32(in), buf(2), buf(3)}, true,
-         {2, top, top, {15, 16 * static_cast<uint64_t>(blocks) - 1, 0}}, ""});
+         {2, top, top, {15, 16 * static_cast<uint64_t>(blocks) - 1, 0}}, "", "",
+         "found by this corpus: through zex, the checked copy updates w[1..16] wrongly after the barrier, "
+         "in bounds, at every level (its plain-return copy runs right raw on zex-cpu); with issue 24 item 5"});
   }
   return v;
 }

@@ -81,6 +81,8 @@ struct Paths {
   std::string spv_dir;
   std::string plain(const Case& c) const { return spv_dir + "/" + c.suite + "/" + c.program + ".spv"; }
   std::string checked(const Case& c) const { return spv_dir + "/checked/" + c.program + ".spv"; }
+  /// The checked copy built with returns/zex/device.h (its checks as plain returns).
+  std::string returns(const Case& c) const { return spv_dir + "/returns/" + c.program + ".spv"; }
 };
 
 /// zex::Modules by path, built once per process (each build runs the driver's compiler).
@@ -145,6 +147,8 @@ class RawKernel {
   }
   RawKernel(const RawKernel&) = delete;
   RawKernel& operator=(const RawKernel&) = delete;
+
+  ze_kernel_handle_t handle() const noexcept { return kernel_; }
 
   void run(const Case& c, const std::vector<zex::KernelArg>& args) {
     zex::check(zeCommandListReset(list_), "zeCommandListReset");

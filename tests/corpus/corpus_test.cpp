@@ -48,19 +48,19 @@ std::vector<std::vector<uint8_t>> snapshot(const Case& c, const corpus::Buffers&
   return out;
 }
 
-/// Empty if equal, else where the first difference is (buffer, element, both values' bits).
+/// Empty if equal, else how many elements differ and the first few (buffer, element, both bits).
 std::string first_difference(const std::vector<std::vector<uint8_t>>& a, const std::vector<std::vector<uint8_t>>& b) {
+  std::ostringstream s;
+  size_t count = 0;
   for (size_t i = 0; i < a.size(); ++i)
     for (size_t e = 0; e + 4 <= a[i].size(); e += 4)
-      if (std::memcmp(&a[i][e], &b[i][e], 4) != 0) {
+      if (std::memcmp(&a[i][e], &b[i][e], 4) != 0 && ++count <= 4) {
         uint32_t x = 0, y = 0;
         std::memcpy(&x, &a[i][e], 4);
         std::memcpy(&y, &b[i][e], 4);
-        std::ostringstream s;
-        s << "buffer " << i << " element " << e / 4 << ": 0x" << std::hex << x << " vs 0x" << y;
-        return s.str();
+        s << "; buffer " << i << " element " << e / 4 << ": 0x" << std::hex << x << " vs 0x" << y << std::dec;
       }
-  return {};
+  return count == 0 ? std::string() : std::to_string(count) + " elements differ" + s.str();
 }
 
 /// The buffers the unchanged kernel leaves through raw Level Zero.
@@ -72,9 +72,9 @@ std::vector<std::vector<uint8_t>> run_raw(const Case& c) {
 }
 
 /// True where zex is known to refuse the case's modules (and ZEX_CORPUS_ALL=1 is not set).
-bool known_refused(const Case& c) { return !c.known_issue.empty() && !env_on("ZEX_CORPUS_ALL"); }
-#define SKIP_IF_KNOWN_REFUSED(c) \
-  if (known_refused(c)) GTEST_SKIP() << (c).known_issue << " (ZEX_CORPUS_ALL=1 runs it)"
+/// Skips the test with `issue` (a known, open problem) unless it is empty or ZEX_CORPUS_ALL=1.
+#define SKIP_IF_KNOWN(issue) \
+  if (!(issue).empty() && !env_on("ZEX_CORPUS_ALL")) GTEST_SKIP() << (issue) << " (ZEX_CORPUS_ALL=1 runs it)"
 
 /// The line of the checked copy marked "SHRINK:<kernel>".
 uint32_t shrink_line(const Case& c) {
@@ -95,19 +95,26 @@ class Corpus : public ::testing::TestWithParam<Case> {};
 TEST_P(Corpus, RawVsZex) {
   const Case& c = GetParam();
   const auto raw = run_raw(c);
-  SKIP_IF_KNOWN_REFUSED(c);
+  SKIP_IF_KNOWN(c.known_issue);
   corpus::Buffers b(env().ctx, env().dev, c);
   zex::Stream s(env().dev);
   zex::Kernel k = modules().get(paths().plain(c)).kernel(c.kernel);
   corpus::append_launch(s.handle(), k.handle(), c, corpus::plain_args(c, b));
   s.record().synchronize();
   EXPECT_EQ(first_difference(raw, snapshot(c, b)), "") << "raw Level Zero vs zex::Module";
+  // Equal buffers mean nothing if neither run wrote any: the unchanged kernel must change something.
+  corpus::Buffers initial(env().ctx, env().dev, c);
+  if (c.raw_issue.empty())
+    EXPECT_NE(first_difference(raw, snapshot(c, initial)), "") << "the unchanged kernel wrote no buffer on zex-cpu";
+  else
+    EXPECT_EQ(first_difference(raw, snapshot(c, initial)), "") << "fixed? " << c.raw_issue;
 }
 
 TEST_P(Corpus, CheckedInBounds) {
   const Case& c = GetParam();
   const auto raw = run_raw(c);
-  SKIP_IF_KNOWN_REFUSED(c);
+  SKIP_IF_KNOWN(c.known_issue);
+  SKIP_IF_KNOWN(c.checked_issue);
   zex::Kernel k = modules().get(paths().checked(c)).kernel(c.kernel);
   const std::vector<uint32_t> n = corpus::lengths(c);
   for (int level = 0; level <= 2; ++level) {
@@ -121,13 +128,29 @@ TEST_P(Corpus, CheckedInBounds) {
   }
 }
 
+// The checked copy with its checks as plain returns (returns/zex/device.h), raw on zex-cpu: what
+// zex-cpu alone does with the checks' control flow, without zex (tells issue 24 item 4 from zex).
+TEST_P(Corpus, ReturnsInBoundsRaw) {
+  const Case& c = GetParam();
+  const auto raw = run_raw(c);
+  SKIP_IF_KNOWN(c.returns_issue);
+  corpus::Buffers b(env().ctx, env().dev, c);
+  corpus::RawKernel k(env().ctx, env().dev, paths().returns(c), c.kernel);
+  const std::vector<uint32_t> n = corpus::lengths(c);
+  std::vector<zex::KernelArg> args = corpus::checked_args(c, b, n);
+  const zex_state_t unused{};
+  args.push_back({sizeof unused, &unused});
+  k.run(c, args);
+  EXPECT_EQ(first_difference(raw, snapshot(c, b)), "") << "unchanged vs checked with plain returns (both raw)";
+}
+
 TEST_P(Corpus, ShrunkBufferThrows) {
   const Case& c = GetParam();
   if (c.barriers && !env_on("ZEX_CORPUS_BARRIER_THROWS"))
     GTEST_SKIP() << "issue 24 item 5 (throw before a barrier): " << c.kernel
                  << " has __local memory and barriers, and its check throws before one; "
                     "ZEX_CORPUS_BARRIER_THROWS=1 (CMake -DZEX_CORPUS_BARRIER_THROWS=ON) runs it";
-  SKIP_IF_KNOWN_REFUSED(c);
+  SKIP_IF_KNOWN(c.known_issue);
   zex::Kernel k = modules().get(paths().checked(c)).kernel(c.kernel);
   std::vector<uint32_t> n = corpus::lengths(c);
   n.at(static_cast<size_t>(c.shrink.buffer)) = static_cast<uint32_t>(c.shrink.length);
@@ -171,6 +194,15 @@ TEST_P(Corpus, ShrunkBufferThrows) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name(); }
+
+}  // namespace
+
+namespace corpus {
+// gtest prints a failing test's parameter with this (instead of its bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.suite << "/" << c.program << ".cl " << c.kernel; }
+}  // namespace corpus
+
+namespace {
 
 INSTANTIATE_TEST_SUITE_P(ThirdParty, Corpus, ::testing::ValuesIn(corpus::cases(1)), case_name);
 
