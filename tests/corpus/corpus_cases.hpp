@@ -227,8 +227,9 @@ inline std::vector<Case> cases(uint32_t s = 1) {
          {f32s(uh + 1, 61), f32s(ui + 1, 62), f32s((ui + 1) * (uh + 1), 63), f32s((ui + 1) * (uh + 1), 64)},
          {buf(0), i32(hid), buf(1), i32(in), buf(2), buf(3)}, true,
          {2, top, top, {15, 16 * static_cast<uint64_t>(blocks) - 1, 0}}, "", "",
-         "found by this corpus: through zex, the checked copy updates w[1..16] wrongly after the barrier, "
-         "in bounds, at every level (its plain-return copy runs right raw on zex-cpu); with issue 24 item 5"});
+         "found by this corpus: through zex, the checked copy, in bounds, leaves 32 elements of w and oldw "
+         "(from w[1]: 14.47 for 4.85) wrong after its barrier at every level, while its plain-return copy "
+         "runs right raw on zex-cpu; likely with issue 24 item 5 (zex's throw paths and barriers)"});
   }
   return v;
 }
