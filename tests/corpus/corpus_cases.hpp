@@ -6,6 +6,7 @@
 
 #include <zex/stream.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

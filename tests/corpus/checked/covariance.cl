@@ -1,6 +1,7 @@
-/* Checked copy of ../polybench/covariance.cl (PolyBench/GPU 1.0, PolyBench-ACC; licence: ../polybench/LICENSE): the kernel unchanged but for a ZEX_CHECK_BOUNDS
- * before each computed index into a buffer, each buffer's length (in elements) as an extra argument,
- * and the trailing zex_state_t, as a bounds-checking compiler adds them (see gemm.cl). */
+/* Checked copy of ../polybench/covariance.cl (PolyBench/GPU 1.0, PolyBench-ACC; licence:
+ * ../polybench/LICENSE): the kernel unchanged but for a ZEX_CHECK_BOUNDS before each computed
+ * index into a buffer, each buffer's length (in elements) as an extra argument, and the trailing
+ * zex_state_t, as a bounds-checking compiler adds them (see gemm.cl). */
 #include <zex/device.h>
 
 typedef float DATA_TYPE;

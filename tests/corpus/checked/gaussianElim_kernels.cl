@@ -1,7 +1,8 @@
-/* Checked copy of ../rodinia/gaussianElim_kernels.cl (Rodinia 3.1 OpenCL; licence: ../rodinia/LICENSE): the kernel unchanged but for a ZEX_CHECK_BOUNDS
- * before each computed index into a buffer, each buffer's length (in elements) as an extra argument,
- * and the trailing zex_state_t, as a bounds-checking compiler adds them (see gemm.cl). Some of the
- * original's comments are left out. */
+/* Checked copy of ../rodinia/gaussianElim_kernels.cl (Rodinia 3.1 OpenCL; licence:
+ * ../rodinia/LICENSE): the kernel unchanged but for a ZEX_CHECK_BOUNDS before each computed index
+ * into a buffer, each buffer's length (in elements) as an extra argument, and the trailing
+ * zex_state_t, as a bounds-checking compiler adds them (see gemm.cl). Some of the original's
+ * comments are left out. */
 #include <zex/device.h>
 
 __kernel void Fan1(__global float *m_dev,

@@ -1,7 +1,8 @@
-/* Checked copy of ../polybench/gemm.cl (PolyBench/GPU 1.0, PolyBench-ACC; licence: ../polybench/LICENSE):
- * the kernel unchanged but for a ZEX_CHECK_BOUNDS before each computed index into a buffer, each
- * buffer's length (in elements) as an extra argument, and the trailing zex_state_t, as a
- * bounds-checking compiler adds them. "SHRINK:<kernel>" marks the check the shrunk-buffer test hits. */
+/* Checked copy of ../polybench/gemm.cl (PolyBench/GPU 1.0, PolyBench-ACC; licence:
+ * ../polybench/LICENSE): the kernel unchanged but for a ZEX_CHECK_BOUNDS before each computed
+ * index into a buffer, each buffer's length (in elements) as an extra argument, and the trailing
+ * zex_state_t, as a bounds-checking compiler adds them. "SHRINK:<kernel>" marks the check the
+ * shrunk-buffer test hits. */
 #include <zex/device.h>
 
 typedef float DATA_TYPE;

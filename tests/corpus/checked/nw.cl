@@ -1,8 +1,8 @@
-/* Checked copy of ../rodinia/nw.cl (Rodinia 3.1 OpenCL; licence: ../rodinia/LICENSE): the kernel unchanged but for a ZEX_CHECK_BOUNDS
- * before each computed index into a buffer, each buffer's length (in elements) as an extra argument,
- * and the trailing zex_state_t, as a bounds-checking compiler adds them (see gemm.cl). __local
- * arrays are not checked: the buffers are the __global ones, whose lengths the host passes. Some of
- * the original's comments are left out. */
+/* Checked copy of ../rodinia/nw.cl (Rodinia 3.1 OpenCL; licence: ../rodinia/LICENSE): the kernel
+ * unchanged but for a ZEX_CHECK_BOUNDS before each computed index into a buffer, each buffer's
+ * length (in elements) as an extra argument, and the trailing zex_state_t, as a bounds-checking
+ * compiler adds them (see gemm.cl). __local arrays are not checked: the buffers are the __global
+ * ones, whose lengths the host passes. Some of the original's comments are left out. */
 #include <zex/device.h>
 
 #define SCORE(i, j) input_itemsets_l[j + i * (BLOCK_SIZE+1)]
