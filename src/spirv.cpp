@@ -165,10 +165,21 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
   // so that the string pass sees only the throws left with strings and the merge shares the sites.
   SiteTable sites;
   std::vector<uint32_t> numbered = completed, flagged = completed;
+  // In kernels where a barrier can follow a throw, the thrower runs on to every barrier instead of
+  // returning (docs/spirv-passes.md, "Throws before barriers"). A shape the pass declines keeps the
+  // throw's return; the flags above were applied either way.
+  auto converge = [](passes::Module& m) {
+    try {
+      passes::Module copy = m;
+      if (passes::converge_throws_at_barriers(copy)) m = std::move(copy);
+    } catch (const std::invalid_argument&) {
+    }
+    return true;
+  };
   if (merge_throw_sites) {
     try {
-      numbered = passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, &sites); });
-      flagged = passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, nullptr); });
+      numbered = passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, &sites) && converge(m); });
+      flagged = passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, nullptr) && converge(m); });
     } catch (const std::invalid_argument&) {
       sites.clear();
     }

@@ -12,6 +12,8 @@
 //   zex-spirv calls    in.spv              for each imported function: its import name and call count
 //   zex-spirv strings  in.spv              the strings zex wrapped (in a linked module): name and bytes
 //   zex-spirv wrap     in.spv -o out.spv   the string wrapping alone (src/passes/strings.cpp)
+//   zex-spirv throws   in.spv -o out.spv   the throw paths and the convergence at barriers alone
+//                                          (throw_paths.cpp, barrier_throws.cpp), unvalidated
 //   zex-spirv sites    in.spv              the throw paths `link` numbers: one line per id, then its
 //                                          frames (what the host prints for a report of that id)
 //
@@ -40,6 +42,7 @@ int usage() {
                "       zex-spirv calls <in.spv>\n"
                "       zex-spirv strings <in.spv>\n"
                "       zex-spirv wrap <in.spv> -o <out.spv>\n"
+               "       zex-spirv throws <in.spv> -o <out.spv>\n"
                "       zex-spirv sites <in.spv> [--library <lib.spv>]\n");
   return 2;
 }
@@ -80,7 +83,7 @@ int main(int argc, char** argv) {
       return usage();
   }
   if (in.empty()) return usage();
-  const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap";
+  const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap" || cmd == "throws";
   if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || (!library.empty() && cmd != "sites")))) return usage();
   try {
     const std::vector<uint32_t> words = read_spirv(in);
@@ -88,6 +91,11 @@ int main(int argc, char** argv) {
       write_spirv(out, zex::passes::merge_throw_sites(words));
     } else if (cmd == "wrap") {
       write_spirv(out, zex::passes::wrap_zex_strings(words));
+    } else if (cmd == "throws") {
+      write_spirv(out, zex::passes::run_on_words(words, [](zex::passes::Module& m) {
+                    const bool numbered = zex::passes::number_throw_paths(m, nullptr);
+                    return zex::passes::converge_throws_at_barriers(m) || numbered;
+                  }));
     } else if (cmd == "link") {
       zex::detail::validate_spirv(words, "the module's SPIR-V");
       std::vector<uint32_t> lib;

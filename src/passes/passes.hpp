@@ -26,6 +26,11 @@ bool merge_throw_sites(Module& m);
 /// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns true if it changed the module.
 bool number_throw_paths(Module& m, detail::SiteTable* sites);
 
+/// In a kernel where a work-group barrier can follow a throw, the thrower does not return: it sets a
+/// private flag and runs on, its memory accesses redirected to scratch variables and its calls and
+/// zex calls skipped, so that it still reaches every barrier (barrier_throws.cpp). Run after
+/// number_throw_paths. Returns true if it changed the module.
+bool converge_throws_at_barriers(Module& m);
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns true if it changed the module.
 bool merge_duplicate_builtins(Module& m);

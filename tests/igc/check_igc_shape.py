@@ -32,6 +32,11 @@ import igc_bench  # noqa: E402
 
 SKIP = 77
 
+# helper_then_barrier is not among them: it hands its state to a noinline helper, which IGC turns into a
+# stack call with a private copy of the state (24-32 B per thread, 512 B scratch on PVC), the kernel's
+# own shape (igc_bench's floors), with or without the convergence pass.
+BARRIER_KERNELS = ('layer', 'stencil', 'wavefront', 'boxes', 'loop_barrier')
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,6 +71,20 @@ def main():
                 out = tc.specialize(linked, os.path.join(work, f'{kname}{style}{level}.spv'),
                                     {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
                 mods.append((kname, f'zex{level}{style}', level, kname, open(out, 'rb').read()))
+        # Throws before barriers (tests/barriers/barrier_kernels.cl, -O2 and -O0): a thrower runs on to
+        # every barrier with its accesses redirected (src/passes/barrier_throws.cpp); that must cost no
+        # private memory or spills either.
+        for opt in ('-O2', '-O0'):
+            name = 'barriers' + opt
+            user = tc.cl_to_spv(os.path.join(ROOT, 'tests', 'barriers', 'barrier_kernels.cl'),
+                                os.path.join(work, f'{name}.spv'), includes=lib.includes, flags=[opt])
+            linked = tc.link(user, lib.spv, os.path.join(work, f'{name}_linked.spv'))
+            for level in igc_bench.LEVELS:
+                out = tc.specialize(linked, os.path.join(work, f'{name}{level}.spv'),
+                                    {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
+                data = open(out, 'rb').read()
+                for k in BARRIER_KERNELS:
+                    mods.append((f'{name}:{k}', f'zex{level}', level, k, data))
         control = tc.cl_to_spv(os.path.join(HERE, 'kernels', 'uses_private.cl'),
                                os.path.join(work, 'uses_private.spv'))
         control = open(control, 'rb').read()
