@@ -132,8 +132,38 @@ void BM_Checked(benchmark::State& state) {
   state.counters["kernels"] = static_cast<double>(g_env->entries.size());
 }
 
+// One kernel of the corpus (range 0: its index) unchecked (range 1 = 0) or checked at level 1 (= 1),
+// to see which kernels a pass's ratio comes from: `--benchmark_filter=BM_One`.
+void BM_One(benchmark::State& state) {
+  const auto i = static_cast<size_t>(state.range(0));
+  if (i >= g_env->entries.size()) {
+    state.SkipWithError("no such kernel");
+    return;
+  }
+  Entry& e = *g_env->entries[i];
+  const bool checked = state.range(1) != 0;
+  zex::Stream s(g_env->dev);
+  double cpu = 0;
+  for (auto _ : state) {
+    refill();
+    const double c0 = process_cpu();
+    const auto t0 = Clock::now();
+    if (checked)
+      s.launch_args(e.checked[1], corpus::config(e.c, 1), e.checked_args.data(), e.checked_args.size(), __FILE__,
+                    __LINE__);
+    else
+      corpus::append_launch(s.handle(), e.raw->handle(), e.c, e.plain_args);
+    s.record().synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    cpu += process_cpu() - c0;
+  }
+  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  state.SetLabel(e.c.name());
+}
+
 BENCHMARK(BM_Unchecked)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Checked)->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_One)->ArgsProduct({benchmark::CreateDenseRange(0, 20, 1), {0, 1}})->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // Every repetition's time per pass, by benchmark name, for main()'s ratios.
 class Collector : public benchmark::ConsoleReporter {
@@ -184,6 +214,13 @@ int main(int argc, char** argv) {
                   level, m == &rep.ms ? "wall time" : "process CPU time", min_of(c) / min_of(base), min_of(c),
                   min_of(base), median_of(c) / median_of(base), median_of(c), median_of(base), c.size());
     }
+  }
+  for (size_t i = 0; i < g_env->entries.size(); ++i) {
+    const auto& u = rep.cpu_ms["BM_One/" + std::to_string(i) + "/0"];
+    const auto& c = rep.cpu_ms["BM_One/" + std::to_string(i) + "/1"];
+    if (u.empty() || c.empty()) continue;
+    std::printf("%-40s checked (level 1)/unchecked, process CPU time: median %.3f (%.3f / %.3f ms)\n",
+                g_env->entries[i]->c.name().c_str(), median_of(c) / median_of(u), median_of(c), median_of(u));
   }
   benchmark::Shutdown();
   return 0;
