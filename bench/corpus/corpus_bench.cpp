@@ -1,0 +1,227 @@
+// The third-party kernel corpus on zex-cpu (tests/corpus/README.md; issue 24): the time of one pass
+// over the corpus, every kernel launched once and the stream synchronized, with the checked copies
+// through zex::Stream (BM_Checked/<level>) against the unchanged kernels on the same stream's list
+// (BM_Unchecked, raw Level Zero modules of the plain SPIR-V). Buffers are refilled before each pass,
+// outside the timed region, so every pass computes the same thing. main() prints checked/unchecked
+// of the fastest and of the median repetition, of the wall time and of the process's CPU time. Kernels with an open issue in the corpus table
+// (a module zex refuses, a checked copy zex-cpu runs wrongly) are left out, and named.
+#include "corpus_runner.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <memory>
+
+namespace {
+
+constexpr uint32_t kScale = 16;  // PolyBench 320 x 320, Rodinia problems x 16 (the tests: 1)
+
+struct Entry {
+  corpus::Case c;
+  std::unique_ptr<corpus::Buffers> bufs;
+  std::vector<std::vector<uint8_t>> pristine;
+  std::unique_ptr<corpus::RawKernel> raw;
+  std::vector<zex::Kernel> checked;  // by level
+  std::vector<uint32_t> lengths;
+  std::vector<zex::KernelArg> plain_args, checked_args;
+};
+
+struct Env {
+  zex::Context ctx;
+  zex::Device dev{ctx.device(0)};
+  corpus::Modules mods{dev};
+  std::vector<std::unique_ptr<Entry>> entries;
+  std::vector<std::string> left_out;
+};
+Env* g_env = nullptr;
+
+void setup() {
+  g_env = new Env();
+  const corpus::Paths paths{ZEX_CORPUS_SPV_DIR};
+  for (corpus::Case& c : corpus::cases(kScale)) {
+    if (!c.known_issue.empty() || !c.checked_issue.empty() || !c.raw_issue.empty()) {
+      g_env->left_out.push_back(c.name());
+      continue;
+    }
+    auto e = std::make_unique<Entry>();
+    e->bufs = std::make_unique<corpus::Buffers>(g_env->ctx, g_env->dev, c);
+    for (size_t i = 0; i < e->bufs->size(); ++i) {
+      const auto* p = static_cast<const uint8_t*>((*e->bufs)[i]);
+      e->pristine.emplace_back(p, p + corpus::bytes(c.buffers[i]));
+    }
+    e->raw = std::make_unique<corpus::RawKernel>(g_env->ctx, g_env->dev, paths.plain(c), c.kernel);
+    zex::Module& m = g_env->mods.get(paths.checked(c));
+    for (int level = 0; level <= 2; ++level) {
+      e->checked.push_back(m.kernel(c.kernel));
+      e->checked.back().handle(level);  // build every level before timing
+    }
+    e->lengths = corpus::lengths(c);
+    e->plain_args = corpus::plain_args(c, *e->bufs);
+    e->checked_args = corpus::checked_args(c, *e->bufs, e->lengths);
+    e->c = std::move(c);
+    g_env->entries.push_back(std::move(e));
+  }
+}
+
+void refill() {
+  for (auto& e : g_env->entries)
+    for (size_t i = 0; i < e->bufs->size(); ++i) std::memcpy((*e->bufs)[i], e->pristine[i].data(), e->pristine[i].size());
+}
+
+using Clock = std::chrono::steady_clock;
+
+// The whole process's CPU time (the driver's worker threads included), in seconds: the work a pass
+// costs, less sensitive than its wall time to how a shared machine schedules those threads.
+double process_cpu() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+void pass_unchecked(zex::Stream& s) {
+  for (auto& e : g_env->entries) corpus::append_launch(s.handle(), e->raw->handle(), e->c, e->plain_args);
+  s.record().synchronize();  // a barrier and an event: waits for everything on the list
+}
+
+void pass_checked(zex::Stream& s, int level) {
+  for (auto& e : g_env->entries)
+    s.launch_args(e->checked[static_cast<size_t>(level)], corpus::config(e->c, level), e->checked_args.data(),
+                  e->checked_args.size(), __FILE__, __LINE__);
+  s.record().synchronize();  // the same wait as pass_unchecked's
+}
+
+// zex-cpu compiles a kernel for PoCL at its first launch: one untimed pass of each variant first.
+void warm_up() {
+  zex::Stream s(g_env->dev);
+  pass_unchecked(s);
+  for (int level = 0; level <= 2; ++level) pass_checked(s, level);
+}
+
+void BM_Unchecked(benchmark::State& state) {
+  zex::Stream s(g_env->dev);
+  double cpu = 0;
+  for (auto _ : state) {
+    refill();
+    const double c0 = process_cpu();
+    const auto t0 = Clock::now();
+    pass_unchecked(s);
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    cpu += process_cpu() - c0;
+  }
+  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  state.counters["kernels"] = static_cast<double>(g_env->entries.size());
+}
+
+void BM_Checked(benchmark::State& state) {
+  const int level = static_cast<int>(state.range(0));
+  zex::Stream s(g_env->dev);
+  double cpu = 0;
+  for (auto _ : state) {
+    refill();
+    const double c0 = process_cpu();
+    const auto t0 = Clock::now();
+    pass_checked(s, level);
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    cpu += process_cpu() - c0;
+  }
+  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  state.counters["kernels"] = static_cast<double>(g_env->entries.size());
+}
+
+// One kernel of the corpus (range 0: its index) unchecked (range 1 = 0) or checked at level 1 (= 1),
+// to see which kernels a pass's ratio comes from: `--benchmark_filter=BM_One`.
+void BM_One(benchmark::State& state) {
+  const auto i = static_cast<size_t>(state.range(0));
+  if (i >= g_env->entries.size()) {
+    state.SkipWithError("no such kernel");
+    return;
+  }
+  Entry& e = *g_env->entries[i];
+  const bool checked = state.range(1) != 0;
+  zex::Stream s(g_env->dev);
+  double cpu = 0;
+  for (auto _ : state) {
+    refill();
+    const double c0 = process_cpu();
+    const auto t0 = Clock::now();
+    if (checked)
+      s.launch_args(e.checked[1], corpus::config(e.c, 1), e.checked_args.data(), e.checked_args.size(), __FILE__,
+                    __LINE__);
+    else
+      corpus::append_launch(s.handle(), e.raw->handle(), e.c, e.plain_args);
+    s.record().synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    cpu += process_cpu() - c0;
+  }
+  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  state.SetLabel(e.c.name());
+}
+
+BENCHMARK(BM_Unchecked)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Checked)->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_One)->ArgsProduct({benchmark::CreateDenseRange(0, 20, 1), {0, 1}})->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// Every repetition's time per pass, by benchmark name, for main()'s ratios.
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  Collector() : ConsoleReporter(OO_Tabular) {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& r : runs)
+      if (!r.error_occurred && r.run_type == Run::RT_Iteration) {
+        std::string name = r.run_name.str();
+        const std::string sfx = "/manual_time";
+        if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0)
+          name.resize(name.size() - sfx.size());
+        ms[name].push_back(r.GetAdjustedRealTime());
+        auto c = r.counters.find("proc_cpu_ms");
+        if (c != r.counters.end()) cpu_ms[name].push_back(c->second.value);
+      }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, std::vector<double>> ms, cpu_ms;
+};
+
+double min_of(std::vector<double> v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); }
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  setup();
+  warm_up();
+  std::printf("corpus: %zu kernels at scale %u; left out (open issues in tests/corpus/corpus_cases.hpp):",
+              g_env->entries.size(), kScale);
+  for (const auto& n : g_env->left_out) std::printf(" %s", n.c_str());
+  std::printf("\n");
+  Collector rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  for (auto* m : {&rep.ms, &rep.cpu_ms}) {
+    const auto& base = (*m)["BM_Unchecked"];
+    for (int level = 0; level <= 2; ++level) {
+      const auto& c = (*m)["BM_Checked/" + std::to_string(level)];
+      if (base.empty() || c.empty()) continue;
+      std::printf("checked/unchecked, level %d, %s: fastest %.3f (%.3f / %.3f ms), median %.3f (%.3f / %.3f ms), %zu runs\n",
+                  level, m == &rep.ms ? "wall time" : "process CPU time", min_of(c) / min_of(base), min_of(c),
+                  min_of(base), median_of(c) / median_of(base), median_of(c), median_of(base), c.size());
+    }
+  }
+  for (size_t i = 0; i < g_env->entries.size(); ++i) {
+    const auto& u = rep.cpu_ms["BM_One/" + std::to_string(i) + "/0"];
+    const auto& c = rep.cpu_ms["BM_One/" + std::to_string(i) + "/1"];
+    if (u.empty() || c.empty()) continue;
+    std::printf("%-40s checked (level 1)/unchecked, process CPU time: median %.3f (%.3f / %.3f ms)\n",
+                g_env->entries[i]->c.name().c_str(), median_of(c) / median_of(u), median_of(c), median_of(u));
+  }
+  benchmark::Shutdown();
+  return 0;
+}
