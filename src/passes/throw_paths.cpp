@@ -497,8 +497,19 @@ class Pass {
 
   // ---- new module-level ids ----
   Insts globals_;  // new types and constants, inserted before the first function
+  std::map<std::vector<uint32_t>, uint32_t> found_;  // (0, opcode, operands) or (1, opcode, type, ids, literals) -> id
   uint32_t fresh() { return next_++; }
+  // find_type and find_constant answer from found_ after their first scan: a module of thousands of
+  // kernels asks thousands of times, and the answer (the first such instruction before the functions,
+  // else the one made) never changes.
   uint32_t find_type(uint16_t opcode, const std::vector<uint32_t>& operands) {
+    std::vector<uint32_t> key{0, opcode};
+    key.insert(key.end(), operands.begin(), operands.end());
+    auto known = found_.find(key);
+    if (known != found_.end()) return known->second;
+    return found_[key] = scan_type(opcode, operands);
+  }
+  uint32_t scan_type(uint16_t opcode, const std::vector<uint32_t>& operands) {
     for (const Instruction& i : m_.insts) {
       if (i.opcode == op::Function) break;
       if (i.opcode == opcode && std::vector<uint32_t>(i.words.begin() + 2, i.words.end()) == operands) return i.result_id;
@@ -522,6 +533,13 @@ class Pass {
   uint32_t bool_type() { return find_type(opx::TypeBool, {}); }
   uint32_t uint_type() { return find_type(opx::TypeInt, {32, 0}); }
   uint32_t find_constant(uint16_t opcode, uint32_t type, const std::vector<uint32_t>& literals, bool ids) {
+    std::vector<uint32_t> key{1, opcode, type, ids};
+    key.insert(key.end(), literals.begin(), literals.end());
+    auto known = found_.find(key);
+    if (known != found_.end()) return known->second;
+    return found_[key] = scan_constant(opcode, type, literals, ids);
+  }
+  uint32_t scan_constant(uint16_t opcode, uint32_t type, const std::vector<uint32_t>& literals, bool ids) {
     auto same = [&](const Instruction& i) {
       return i.opcode == opcode && i.type_id == type && std::vector<uint32_t>(i.words.begin() + 3, i.words.end()) == literals;
     };
