@@ -141,6 +141,12 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
   opts.SetCreateLibrary(true);
   opts.SetAllowPartialLinkage(false);
   std::vector<uint32_t> linked;
+  // The user module's decorations go through the link in groups: the linker compares every decoration
+  // with every other, and a module of thousands of kernels has tens of thousands.
+  try {
+    mine = passes::run_on_words(mine, [](passes::Module& m) { return passes::group_decorations(m); });
+  } catch (const std::invalid_argument&) {
+  }
   // The user module first: its memory model and addressing model win, and its entry points keep
   // their order.
   if (spvtools::Link(ctx, {mine, lib}, &linked, opts) != SPV_SUCCESS)
@@ -151,9 +157,10 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
   // entry points can list (SPIR-V 1.4+); the blocks stay in dominance order whatever a pass did.
   try {
     return passes::run_on_words(linked, [](passes::Module& m) {
+      const bool expanded = passes::expand_decoration_groups(m);
       const bool merged = passes::merge_duplicate_builtins(m);
       const bool ordered = passes::order_blocks(m);
-      return passes::complete_entry_point_interfaces(m) || merged || ordered;
+      return passes::complete_entry_point_interfaces(m) || expanded || merged || ordered;
     });
   } catch (const std::invalid_argument&) {
     return linked;

@@ -65,6 +65,15 @@ std::map<std::string, std::vector<uint8_t>> kernel_param_kinds(const Module& m);
 /// unreachable blocks last; other functions are left as they are. Returns true if it changed the module.
 bool order_blocks(Module& m);
 
+/// Before the link: each decoration (with its literals) that the user module applies to many ids the
+/// link does not look at becomes one OpDecorationGroup and OpGroupDecorate, so that SPIRV-Tools'
+/// linker, quadratic in decorations, sees a few (decoration_groups.cpp). Returns true if it changed
+/// the module.
+bool group_decorations(Module& m);
+/// After the link: every decoration group (but those OpGroupMemberDecorate uses) written out as one
+/// OpDecorate per id again. Returns true if it changed the module.
+bool expand_decoration_groups(Module& m);
+
 /// Removes what the validator is not asked to check (validate.cpp): every OpExtInst of a
 /// debug-information set (OpenCL.DebugInfo.100, NonSemantic.*) and its OpExtInstImport. Lines,
 /// names and OpString stay. Returns the number of instructions removed.
