@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,26 +44,36 @@ struct Diagnostics {
   }
 };
 
-// The module the validator is shown: the debug information set aside (passes::strip_debug_info) and,
-// in SPIR-V 1.4+, the entry-point interfaces completed (passes::complete_entry_point_interfaces: what
-// llvm-spirv-15 omits, and zex::Module adds before handing the module on); docs/spirv-passes.md says
-// why. A binary that does not parse goes to the validator as it is, for its diagnostic.
-std::vector<uint32_t> validator_view(const std::vector<uint32_t>& words) {
+// The module the validator is shown: its blocks in dominance order (passes::order_blocks: llvm-spirv-15
+// writes some -O2 loops' exits before their bodies, which Intel's driver reads and zex::Module hands on
+// reordered), in SPIR-V 1.4+ its entry-point interfaces completed (passes::complete_entry_point_interfaces:
+// what llvm-spirv-15 omits, and zex::Module adds before handing the module on), the debug information
+// set aside (passes::strip_debug_info), and, unless `own_names`, every OpName unique to its id
+// (passes::unique_names: the validator's naming is quadratic in repeated names); docs/spirv-passes.md
+// says why. A binary that does not parse goes to the validator as it is, for its diagnostic.
+std::vector<uint32_t> validator_view(const std::vector<uint32_t>& words, bool own_names) {
   try {
-    return passes::run_on_words(words, [](passes::Module& m) {
+    return passes::run_on_words(words, [own_names](passes::Module& m) {
+      const bool ordered = passes::order_blocks(m);
       const bool completed = passes::complete_entry_point_interfaces(m);
-      return passes::strip_debug_info(m) != 0 || completed;
+      const bool stripped = passes::strip_debug_info(m) != 0;
+      const bool renamed = !own_names && passes::unique_names(m) != 0;
+      return ordered || completed || stripped || renamed;
     });
   } catch (const std::invalid_argument&) {
     return words;
   }
 }
 
-// The module with its entry-point interfaces completed; a binary that does not parse as it is (the
-// validator reports it).
-std::vector<uint32_t> with_complete_interfaces(const std::vector<uint32_t>& words) {
+// What the passes start from and the driver gets: the user's module with its blocks in dominance
+// order and its entry-point interfaces completed; a binary that does not parse as it is (the validator
+// reports it).
+std::vector<uint32_t> prepared(const std::vector<uint32_t>& words) {
   try {
-    return passes::complete_entry_point_interfaces(words);
+    return passes::run_on_words(words, [](passes::Module& m) {
+      const bool ordered = passes::order_blocks(m);
+      return passes::complete_entry_point_interfaces(m) || ordered;
+    });
   } catch (const std::invalid_argument&) {
     return words;
   }
@@ -94,15 +106,23 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
     throw zex::InvalidArgument(std::string("zex::Module: ") + what +
                                 " is not SPIR-V (too short or without the magic number 0x07230203)");
   spvtools::SpirvTools tools(passes::target_env(words));
+  tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
+  if (tools.Validate(validator_view(words, false))) return;
+  // Refused: again with the module's own names, so that the message names ids as the module does.
   Diagnostics diag;
   tools.SetMessageConsumer(diag.consumer());
-  const std::vector<uint32_t> shown = validator_view(words);
-  if (shown != words)
-    diag.text = "(word positions are in the module without its debug information, its entry-point interfaces completed)";
-  if (!tools.Validate(shown))
-    throw zex::InvalidArgument(std::string("zex::Module: ") + what + " (SPIR-V " + version_of(words) +
-                                ") is invalid; SPIRV-Tools says:\n" +
-                                (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
+  const std::vector<uint32_t> shown = validator_view(words, true);
+  const std::string where = shown != words ? "(word positions are in the module zex validates: blocks in dominance order, "
+                                             "entry-point interfaces completed, debug information set aside)\n"
+                                           : "";
+  tools.Validate(shown);
+  throw zex::InvalidArgument(std::string("zex::Module: ") + what + " (SPIR-V " + version_of(words) +
+                              ") is invalid; SPIRV-Tools says:\n" + where +
+                              (diag.text.empty() ? std::string("(no diagnostic)") : diag.text) +
+                              "\nzex accepts what Intel's driver reads (block order, missing interface variables "
+                              "and debug information are not refused, docs/spirv-passes.md); this is not one of "
+                              "those: fix the instruction named above in the module's producer, and check the "
+                              "module with `zex-spirv validate`");
 }
 
 namespace {
@@ -121,6 +141,12 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
   opts.SetCreateLibrary(true);
   opts.SetAllowPartialLinkage(false);
   std::vector<uint32_t> linked;
+  // The user module's decorations go through the link in groups: the linker compares every decoration
+  // with every other, and a module of thousands of kernels has tens of thousands.
+  try {
+    mine = passes::run_on_words(mine, [](passes::Module& m) { return passes::group_decorations(m); });
+  } catch (const std::invalid_argument&) {
+  }
   // The user module first: its memory model and addressing model win, and its entry points keep
   // their order.
   if (spvtools::Link(ctx, {mine, lib}, &linked, opts) != SPV_SUCCESS)
@@ -128,8 +154,17 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
                                 "SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
   // The library's functions may use its own module-scope variables, which only the linked module's
-  // entry points can list (SPIR-V 1.4+).
-  return with_complete_interfaces(passes::merge_duplicate_builtins(linked));
+  // entry points can list (SPIR-V 1.4+); the blocks stay in dominance order whatever a pass did.
+  try {
+    return passes::run_on_words(linked, [](passes::Module& m) {
+      const bool expanded = passes::expand_decoration_groups(m);
+      const bool merged = passes::merge_duplicate_builtins(m);
+      const bool ordered = passes::order_blocks(m);
+      return passes::complete_entry_point_interfaces(m) || expanded || merged || ordered;
+    });
+  } catch (const std::invalid_argument&) {
+    return linked;
+  }
 }
 
 }  // namespace
@@ -156,18 +191,18 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
         "rebuild zex with the device/ directory");
   if (user.size() < 5) throw zex::InvalidArgument("zex::Module: the module is not SPIR-V (shorter than its header)");
   const uint32_t version = std::max(user_version, library[1]);
-  // llvm-spirv-15 leaves out of the entry-point interfaces the variables reached only through
-  // constants (a table of strings); SPIR-V 1.4 requires them, so they are added first: the passes
-  // and the validation after the link see, and the driver gets, the completed module.
-  const std::vector<uint32_t> completed = with_complete_interfaces(user);
+  // llvm-spirv-15 writes some -O2 loops' exit blocks before their bodies and leaves out of the
+  // entry-point interfaces the variables reached only through constants (a table of strings); SPIR-V
+  // requires neither, so both are repaired first: the passes and the validation after the link see,
+  // and the driver gets, the repaired module.
+  const std::vector<uint32_t> completed = prepared(user);
   // A throw ends the work-item wherever it happens, and every throw path zex can identify gets an id
   // whose name, reason and frames the host keeps (docs/spirv-passes.md, "number_throw_paths"). First,
   // so that the string pass sees only the throws left with strings and the merge shares the sites.
   SiteTable sites;
-  std::vector<uint32_t> numbered = completed, flagged = completed;
   // In kernels where a barrier can follow a throw, the thrower runs on to every barrier instead of
   // returning (docs/spirv-passes.md, "Throws before barriers"). A shape the pass declines keeps the
-  // throw's return; the flags above were applied either way.
+  // throw's return; the flags were applied either way.
   auto converge = [](passes::Module& m) {
     try {
       passes::Module copy = m;
@@ -176,14 +211,16 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
     }
     return true;
   };
-  if (merge_throw_sites) {
+  auto number = [&](SiteTable* table) {
+    if (!merge_throw_sites) return completed;
     try {
-      numbered = passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, &sites) && converge(m); });
-      flagged = passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, nullptr) && converge(m); });
+      return passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, table) && converge(m); });
     } catch (const std::invalid_argument&) {
-      sites.clear();
+      if (table) table->clear();
+      return completed;
     }
-  }
+  };
+  const std::vector<uint32_t> numbered = number(&sites);
   // Strings passed to zex become struct-wrapped constants, so that Intel's compiler keeps them out of
   // .data.const.string, which the host cannot read on NEO 22.43 (docs/abi.md, "Where strings live").
   // Done before the merge: the merge then shares the rewritten sites as it shared the plain ones.
@@ -206,26 +243,39 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
   // What zex hands the driver must be valid too; an error here is zex's bug, not the user's. Should a
   // pass have produced something the validator refuses, the module is linked without that pass: the
   // passes are repairs and optimizations, never the reason a module is refused. The site table holds
-  // only with the numbering pass's output.
-  const std::vector<uint32_t> wrapped = wrap(completed);
-  std::vector<std::pair<std::vector<uint32_t>, bool>> attempts;  // words, numbered
-  if (numbered != completed) attempts.push_back({merge(wrap(numbered)), true});
-  // Without the ids (a device library without zex_throw_site, say), a throw still ends the work-item.
-  if (flagged != completed && flagged != numbered) attempts.push_back({merge(wrap(flagged)), false});
-  attempts.push_back({merge(wrapped), false});
-  for (const std::vector<uint32_t>* w : {&wrapped, &completed})
-    if (*w != attempts.back().first) attempts.push_back({*w, false});
-  for (size_t k = 0; k + 1 < attempts.size(); ++k) {
+  // only with the numbering pass's output. Each attempt is made only when the one before it failed
+  // (every pass is linear in the module, but a module of thousands of kernels makes each a second
+  // or so), and an attempt whose words equal the previous one's is skipped.
+  struct Attempt {
+    std::function<std::vector<uint32_t>()> words;
+    bool numbered;
+  };
+  const std::vector<Attempt> attempts{
+      {[&] { return numbered != completed ? merge(wrap(numbered)) : std::vector<uint32_t>{}; }, true},
+      // Without the ids (a device library without zex_throw_site, say), a throw still ends the work-item.
+      {[&] {
+         const std::vector<uint32_t> flagged = number(nullptr);
+         return flagged != completed && flagged != numbered ? merge(wrap(flagged)) : std::vector<uint32_t>{};
+       },
+       false},
+      {[&] { return merge(wrap(completed)); }, false},
+      {[&] { return wrap(completed); }, false},
+      {[&] { return completed; }, false}};
+  std::vector<uint32_t> previous;
+  std::exception_ptr failure;
+  for (const Attempt& a : attempts) {
+    std::vector<uint32_t> w = a.words();
+    if (w.empty() || w == previous) continue;
+    previous = std::move(w);
     try {
-      std::vector<uint32_t> linked = link_once(attempts[k].first, library, version);
+      std::vector<uint32_t> linked = link_once(previous, library, version);
       validate_spirv(linked, "the module linked with the zex device library");
-      return LinkedModule{std::move(linked), attempts[k].second ? std::move(sites) : SiteTable{}};
+      return LinkedModule{std::move(linked), a.numbered ? std::move(sites) : SiteTable{}};
     } catch (const std::invalid_argument&) {
+      failure = std::current_exception();  // the last attempt's error is the one reported
     }
   }
-  std::vector<uint32_t> linked = link_once(attempts.back().first, library, version);
-  validate_spirv(linked, "the module linked with the zex device library");
-  return LinkedModule{std::move(linked), attempts.back().second ? std::move(sites) : SiteTable{}};
+  std::rethrow_exception(failure);
 }
 
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words) {

@@ -117,11 +117,12 @@ bool complete_entry_point_interfaces(Module& m) {
   // Before 1.4 only Input/Output variables belong to an interface, and llvm-spirv lists those.
   if (m.header[1] < kVersion14) return false;
   const Graph g(m);
-  std::vector<std::pair<uint32_t, std::set<uint32_t>>> users;  // variable -> the functions using it
-  for (uint32_t v : g.variables) {
-    std::set<uint32_t> fns = g.functions_using(v);
-    if (!fns.empty()) users.emplace_back(v, std::move(fns));
-  }
+  // function -> the variables it uses, as indices into g.variables (the order of their definitions):
+  // each entry point then looks only at the variables of its own call tree, not at every variable of
+  // the module (a module of thousands of kernels has thousands of each).
+  std::map<uint32_t, std::vector<size_t>> used_by;
+  for (size_t k = 0; k < g.variables.size(); ++k)
+    for (uint32_t f : g.functions_using(g.variables[k])) used_by[f].push_back(k);
   bool changed = false;
   for (Instruction& e : m.insts) {
     if (e.opcode == op::Function) break;  // entry points precede every function
@@ -129,10 +130,14 @@ bool complete_entry_point_interfaces(Module& m) {
     if (e.opcode != op::EntryPoint || e.operands.size() < 3 || !is_id_use(e.operands[1].type)) continue;
     std::set<uint32_t> listed;
     for (size_t k = 3; k < e.operands.size(); ++k) listed.insert(e.word(e.operands[k].offset));
-    const std::set<uint32_t> tree = g.call_tree(e.word(e.operands[1].offset));
-    for (const auto& [v, fns] : users) {
+    std::set<size_t> used;  // ordered: the missing variables are appended in the order of their definitions
+    for (uint32_t f : g.call_tree(e.word(e.operands[1].offset))) {
+      auto it = used_by.find(f);
+      if (it != used_by.end()) used.insert(it->second.begin(), it->second.end());
+    }
+    for (size_t k : used) {
+      const uint32_t v = g.variables[k];
       if (listed.count(v)) continue;
-      if (std::none_of(fns.begin(), fns.end(), [&](uint32_t f) { return tree.count(f) != 0; })) continue;
       if (e.size() >= 0xffff) break;  // no room left in the instruction's word count
       add_operand(e, v, SPV_OPERAND_TYPE_ID);
       listed.insert(v);

@@ -119,6 +119,22 @@ Instruction make_instruction(uint16_t opcode, uint32_t type, uint32_t result, co
   return i;
 }
 
+Instruction make_name(uint32_t target, const std::string& name) {
+  Instruction i;
+  i.opcode = op::Name;
+  i.words = {0, target};
+  i.operands = {{SPV_OPERAND_TYPE_ID, 1, 1}};
+  // A literal string: its bytes, little-endian in each word, then at least one NUL.
+  for (size_t w = 0; w <= name.size() / 4; ++w) {
+    uint32_t word = 0;
+    for (size_t b = 0; b < 4 && 4 * w + b < name.size(); ++b) word |= uint32_t(uint8_t(name[4 * w + b])) << (8 * b);
+    i.words.push_back(word);
+  }
+  i.operands.push_back({SPV_OPERAND_TYPE_LITERAL_STRING, 2, static_cast<uint16_t>(i.words.size() - 2)});
+  i.fix_word_count();
+  return i;
+}
+
 bool is_annotation(const Instruction& i) {
   if (i.opcode == op::Line || i.opcode == op::NoLine) return true;
   if (i.opcode != op::ExtInst || !i.debug) return false;

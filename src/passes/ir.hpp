@@ -80,6 +80,9 @@ std::vector<uint32_t> to_words(const Module& m);
 /// A new instruction whose operands after its type and result (0: none) are all <id>s.
 Instruction make_instruction(uint16_t opcode, uint32_t type, uint32_t result, const std::vector<uint32_t>& ids);
 
+/// A new `OpName %target "name"`.
+Instruction make_name(uint32_t target, const std::string& name);
+
 /// Appends a one-word operand of type `type` to `i` (and updates its word count).
 void add_operand(Instruction& i, uint32_t word, spv_operand_type_t type);
 

@@ -72,10 +72,28 @@ std::vector<std::string> kernels_without_state(const Module& m);
 /// by kernel name (entry_points.cpp).
 std::map<std::string, std::vector<uint8_t>> kernel_param_kinds(const Module& m);
 
+/// Puts every function's blocks in dominance order (block_order.cpp): a function whose blocks do not
+/// all follow their immediate dominators gets a reverse post-order of its CFG, the entry first and the
+/// unreachable blocks last; other functions are left as they are. Returns true if it changed the module.
+bool order_blocks(Module& m);
+
+/// Before the link: each decoration (with its literals) that the user module applies to many ids the
+/// link does not look at becomes one OpDecorationGroup and OpGroupDecorate, so that SPIRV-Tools'
+/// linker, quadratic in decorations, sees a few (decoration_groups.cpp). Returns true if it changed
+/// the module.
+bool group_decorations(Module& m);
+/// After the link: every decoration group (but those OpGroupMemberDecorate uses) written out as one
+/// OpDecorate per id again. Returns true if it changed the module.
+bool expand_decoration_groups(Module& m);
+
 /// Removes what the validator is not asked to check (validate.cpp): every OpExtInst of a
 /// debug-information set (OpenCL.DebugInfo.100, NonSemantic.*) and its OpExtInstImport. Lines,
 /// names and OpString stay. Returns the number of instructions removed.
 size_t strip_debug_info(Module& m);
+
+/// Replaces the string of every OpName by one unique to its target ("n<id>"), so that SPIRV-Tools'
+/// validator names ids in linear time (validate.cpp). Returns the number of names replaced.
+size_t unique_names(Module& m);
 
 /// Runs `pass` (bool(Module&)) on the parsed words: the new words if it changed them, else `words`.
 /// @throws std::invalid_argument if the words do not parse
@@ -94,6 +112,9 @@ inline std::vector<uint32_t> wrap_zex_strings(const std::vector<uint32_t>& words
 }
 inline std::vector<uint32_t> complete_entry_point_interfaces(const std::vector<uint32_t>& words) {
   return run_on_words(words, [](Module& m) { return complete_entry_point_interfaces(m); });
+}
+inline std::vector<uint32_t> order_blocks(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return order_blocks(m); });
 }
 inline std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words) {
   return run_on_words(words, [](Module& m) { return merge_duplicate_builtins(m); });

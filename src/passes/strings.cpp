@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace zex {
@@ -67,6 +68,35 @@ void insert_id(Instruction& i, size_t at, uint32_t id) {
   i.fix_word_count();
 }
 
+constexpr size_t kNone = static_cast<size_t>(-1);
+
+// What one round knows about the module as the round found it (Module::insts indices), built in one
+// pass, and the edits of the strings it wraps, applied in one rebuild at its end.
+struct Round {
+  std::vector<size_t> def;                 // id -> index of its definition, kNone
+  std::vector<std::vector<size_t>> users;  // id -> its users, metadata aside
+  std::unordered_map<uint32_t, std::vector<size_t>> decorations;  // OpDecorate target -> indices
+  std::set<uint32_t> exported;             // LinkageAttributes ... Export
+  std::map<uint32_t, std::pair<uint32_t, size_t>> struct_of;  // [N x i8] -> first undecorated { it }
+  std::map<uint32_t, std::pair<uint32_t, size_t>> pointer_to;  // struct -> first UniformConstant pointer
+  uint32_t uint = 0, index0 = 0;           // OpTypeInt 32 0 and its OpConstant 0
+  size_t uint_at = 0, index0_at = 0;
+  size_t name_at = 0;
+  std::set<uint32_t> claimed;              // derived values of the strings wrapped in this round
+  // The edits: instructions to place before/after an index, variables that go, variables kept whose
+  // entry points list the new one too (in wrap order), and the ids metadata names instead.
+  std::map<size_t, std::vector<Instruction>> before, after;
+  std::set<uint32_t> removed;
+  std::map<uint32_t, std::pair<size_t, uint32_t>> kept;  // old variable -> (wrap order, new variable)
+  std::map<uint32_t, uint32_t> to_new;
+
+  const std::vector<size_t>& users_of(uint32_t id) const {
+    static const std::vector<size_t> none;
+    return id < users.size() ? users[id] : none;
+  }
+  size_t def_of(uint32_t id) const { return id < def.size() ? def[id] : kNone; }
+};
+
 class Wrapper {
  public:
   explicit Wrapper(Module& m) : m_(m) {
@@ -82,43 +112,91 @@ class Wrapper {
   bool run() {
     if (zex_.empty()) return false;
     bool changed = false;
-    // One string at a time, each on the module the previous ones left: a value that two strings reach
-    // (an OpPhi) is cloned or re-pointed once per string, on top of what the first one did.
-    for (uint32_t v : candidates())
-      if (wrap(v)) changed = true;
+    // One string at a time, in module order, each on the module the previous ones left: a value that
+    // two strings reach (an OpPhi) is cloned or re-pointed once per string, on top of what the first
+    // one did. Done in rounds, one pass over the module each: a round takes the strings in order as
+    // long as none of them has a derived value a string before it in the round touched (their edits
+    // are then independent, so doing them together is doing them one after the other); the first
+    // that has one starts the next round, on the module the round left. A module of thousands of
+    // kernels is one round, not one pass per string.
+    const std::vector<uint32_t> pending = candidates();
+    for (size_t next = 0; next < pending.size();) {
+      Round r = index();
+      bool any = false;
+      for (; next < pending.size(); ++next) {
+        const int done = wrap(r, pending[next]);
+        if (done < 0) break;
+        any = any || done > 0;
+      }
+      if (any) apply(r);
+      changed = changed || any;
+    }
     return changed;
   }
 
  private:
-  std::map<uint32_t, size_t> definitions() const {
-    std::map<uint32_t, size_t> d;
-    for (size_t k = 0; k < m_.insts.size(); ++k)
-      if (m_.insts[k].result_id) d[m_.insts[k].result_id] = k;
-    return d;
+  const Instruction* def(const Round& r, uint32_t id) const {
+    const size_t k = r.def_of(id);
+    return k == kNone ? nullptr : &m_.insts[k];
   }
-  const Instruction* def(const std::map<uint32_t, size_t>& d, uint32_t id) const {
-    auto it = d.find(id);
-    return it == d.end() ? nullptr : &m_.insts[it->second];
+
+  Round index() const {
+    Round r;
+    const uint32_t bound = m_.header[3];
+    r.def.assign(bound, kNone);
+    r.users.resize(bound);
+    std::set<uint32_t> decorated;
+    for (size_t k = 0; k < m_.insts.size(); ++k) {
+      const Instruction& i = m_.insts[k];
+      if (i.result_id && i.result_id < bound) r.def[i.result_id] = k;
+      if (!is_metadata(i))
+        for (uint32_t id : i.used_ids())
+          if (id < bound) r.users[id].push_back(k);
+      if (i.opcode == op::Decorate || i.opcode == op::MemberDecorate) decorated.insert(i.word(1));
+      if (i.opcode == op::Decorate) r.decorations[i.word(1)].push_back(k);
+      if (i.opcode == op::Decorate && i.size() >= 5 && i.words[2] == kDecorationLinkage && i.words.back() == kLinkageExport)
+        r.exported.insert(i.words[1]);
+    }
+    // The member index and the wrapper types strings reuse (member0, wrapper_types), and where the
+    // names go: the layout of section 2.4 before the first function.
+    size_t at[3] = {0, 0, 0};
+    bool seen[3] = {false, false, false};
+    for (size_t k = 0; k < m_.insts.size() && m_.insts[k].opcode != op::Function; ++k) {
+      const Instruction& i = m_.insts[k];
+      if (i.opcode == kTypeInt && i.size() == 4 && i.words[2] == 32 && i.words[3] == 0) r.uint = i.result_id, r.uint_at = k;
+      if (!r.index0 && r.uint && i.opcode == kConstant && i.type_id == r.uint && i.size() == 4 && i.words[3] == 0)
+        r.index0 = i.result_id, r.index0_at = k;
+      if (i.opcode == kTypeStruct && i.size() == 3 && !decorated.count(i.result_id)) r.struct_of.emplace(i.words[2], std::make_pair(i.result_id, k));
+      if (i.opcode == kTypePointer && i.size() == 4 && i.words[2] == kUniformConstant) r.pointer_to.emplace(i.words[3], std::make_pair(i.result_id, k));
+      // OpName after the last OpName/OpMemberName, else after the source and string instructions,
+      // else after the entry points and execution modes.
+      const uint16_t o = i.opcode;
+      const int g = o == op::Name || o == kMemberName ? 0 : (o >= 2 && o <= 4) || o == 7 ? 1
+                    : o == op::EntryPoint || o == 16 || o == 331 ? 2 : -1;
+      if (g >= 0) at[g] = k, seen[g] = true;
+    }
+    r.name_at = seen[0] ? at[0] : seen[1] ? at[1] : at[2];
+    return r;
   }
 
   // String-shaped variables: module scope, UniformConstant, an array of 8-bit ints initialised by an
   // OpConstantComposite of OpConstant/OpConstantNull.
   std::vector<uint32_t> candidates() const {
-    const auto d = definitions();
+    const Round r = index();
     std::vector<uint32_t> out;
     for (const Instruction& v : m_.insts) {
       if (v.opcode == op::Function) break;
       if (v.opcode != op::Variable || v.size() != 5 || v.word(3) != kUniformConstant) continue;
-      const Instruction* ptr = def(d, v.type_id);
-      const Instruction* arr = ptr && ptr->opcode == kTypePointer ? def(d, ptr->word(3)) : nullptr;
-      const Instruction* elem = arr && arr->opcode == kTypeArray ? def(d, arr->word(2)) : nullptr;
-      const Instruction* init = def(d, v.word(4));
+      const Instruction* ptr = def(r, v.type_id);
+      const Instruction* arr = ptr && ptr->opcode == kTypePointer ? def(r, ptr->word(3)) : nullptr;
+      const Instruction* elem = arr && arr->opcode == kTypeArray ? def(r, arr->word(2)) : nullptr;
+      const Instruction* init = def(r, v.word(4));
       if (!elem || elem->opcode != kTypeInt || elem->word(2) != 8 || !init || init->opcode != kConstantComposite ||
           init->type_id != arr->result_id)
         continue;
       bool constant = true;
       for (size_t k = 3; k < init->size(); ++k) {
-        const Instruction* c = def(d, init->words[k]);
+        const Instruction* c = def(r, init->words[k]);
         constant = constant && c && (c->opcode == kConstant || c->opcode == kConstantNull);
       }
       if (constant) out.push_back(v.result_id);
@@ -129,20 +207,17 @@ class Wrapper {
   uint32_t fresh() { return m_.header[3]++; }
 
   // An OpTypeInt 32 0 and its OpConstant 0 (a struct member index must be a 32-bit constant): the
-  // module's, or new ones appended to `globals`. `at` becomes at least the index of those it reuses.
-  uint32_t member0(std::vector<Instruction>& globals, size_t& at) {
-    uint32_t uint = 0;
-    size_t uint_at = 0;
-    for (size_t k = 0; k < m_.insts.size() && m_.insts[k].opcode != op::Function; ++k) {
-      const Instruction& i = m_.insts[k];
-      if (i.opcode == kTypeInt && i.size() == 4 && i.words[2] == 32 && i.words[3] == 0) uint = i.result_id, uint_at = k;
-      if (uint && i.opcode == kConstant && i.type_id == uint && i.size() == 4 && i.words[3] == 0) {
-        at = std::max(at, k);
-        return i.result_id;
-      }
+  // module's, or new ones appended to `globals`. `at` becomes at least the index of those it reuses;
+  // `made` says whether the constant is new (it then sits where the string's globals go).
+  uint32_t member0(const Round& r, std::vector<Instruction>& globals, size_t& at, bool& made) {
+    made = !r.index0;
+    if (r.index0) {
+      at = std::max(at, r.index0_at);
+      return r.index0;
     }
+    uint32_t uint = r.uint;
     if (uint) {
-      at = std::max(at, uint_at);
+      at = std::max(at, r.uint_at);
     } else {
       Instruction t = make_instruction(kTypeInt, 0, fresh(), {});
       add_operand(t, 32, SPV_OPERAND_TYPE_LITERAL_INTEGER);
@@ -158,22 +233,22 @@ class Wrapper {
 
   // The struct { arr } and its UniformConstant pointer: the module's own (undecorated) ones if it has
   // them, so that strings of one length keep one type and the throw-site merge can still take an
-  // OpPhi over them; else new ones appended to `globals`. `at` as in member0.
-  std::pair<uint32_t, uint32_t> wrapper_types(uint32_t arr, std::vector<Instruction>& globals, size_t& at) {
-    std::set<uint32_t> decorated;
-    for (const Instruction& i : m_.insts)
-      if (i.opcode == op::Decorate || i.opcode == op::MemberDecorate) decorated.insert(i.word(1));
+  // OpPhi over them; else new ones appended to `globals`. `at` and `made` as in member0.
+  std::pair<uint32_t, uint32_t> wrapper_types(const Round& r, uint32_t arr, std::vector<Instruction>& globals,
+                                              size_t& at, bool& made) {
     uint32_t st = 0;
-    for (size_t k = 0; k < m_.insts.size() && m_.insts[k].opcode != op::Function; ++k) {
-      const Instruction& i = m_.insts[k];
-      if (!st && i.opcode == kTypeStruct && i.size() == 3 && i.words[2] == arr && !decorated.count(i.result_id)) {
-        st = i.result_id;
-        at = std::max(at, k);
-      } else if (st && i.opcode == kTypePointer && i.size() == 4 && i.words[2] == kUniformConstant && i.words[3] == st) {
-        at = std::max(at, k);
-        return {st, i.result_id};
+    auto s = r.struct_of.find(arr);
+    if (s != r.struct_of.end()) {
+      st = s->second.first;
+      at = std::max(at, s->second.second);
+      auto p = r.pointer_to.find(st);
+      if (p != r.pointer_to.end()) {
+        at = std::max(at, p->second.second);
+        made = false;
+        return {st, p->second.first};
       }
     }
+    made = true;
     if (!st) {
       st = fresh();
       globals.push_back(make_instruction(kTypeStruct, 0, st, {arr}));
@@ -185,35 +260,20 @@ class Wrapper {
     return {st, p.result_id};
   }
 
-  // Where OpName goes: after the last OpName/OpMemberName, else after the source and string
-  // instructions, else after the entry points and execution modes (the layout of section 2.4).
-  size_t name_position() const {
-    size_t at[3] = {0, 0, 0};
-    bool seen[3] = {false, false, false};
-    for (size_t k = 0; k < m_.insts.size() && m_.insts[k].opcode != op::Function; ++k) {
-      const uint16_t o = m_.insts[k].opcode;
-      const int g = o == op::Name || o == kMemberName ? 0 : (o >= 2 && o <= 4) || o == 7 ? 1
-                    : o == op::EntryPoint || o == 16 || o == 331 ? 2 : -1;
-      if (g >= 0) at[g] = k, seen[g] = true;
-    }
-    return seen[0] ? at[0] : seen[1] ? at[1] : at[2];
-  }
-
-  bool wrap(uint32_t v) {
-    const auto d = definitions();
-    // The values derived from v, and who uses each (metadata aside).
-    std::map<uint32_t, std::vector<size_t>> users;
-    for (size_t k = 0; k < m_.insts.size(); ++k)
-      if (!is_metadata(m_.insts[k]))
-        for (uint32_t id : m_.insts[k].used_ids()) users[id].push_back(k);
+  // Wraps v into r's edits: 1 if it did, 0 if v reaches no zex call, -1 if a string wrapped before it in
+  // this round touched one of its derived values (v then starts the next round).
+  int wrap(Round& r, uint32_t v) {
+    // The values derived from v.
     std::set<uint32_t> nodes{v};
     std::vector<uint32_t> work{v};
     while (!work.empty()) {
       const uint32_t x = work.back();
       work.pop_back();
-      for (size_t k : users[x])
+      for (size_t k : r.users_of(x))
         if (derives(m_.insts[k]) && nodes.insert(m_.insts[k].result_id).second) work.push_back(m_.insts[k].result_id);
     }
+    for (uint32_t x : nodes)
+      if (x != v && r.claimed.count(x)) return -1;
     // What each value reaches: kZex (an argument of a zex call), kOther (anything else). A fixpoint,
     // as OpPhi may form cycles.
     constexpr int kZex = 1, kOther = 2;
@@ -227,32 +287,38 @@ class Wrapper {
         // A derived value nobody uses (left behind by another pass, e.g. the throw-path numbering's
         // replaced zex_throw) keeps the old variable: re-pointing it without the member index would
         // be invalid, and the old variable is what it points at.
-        int r = x != v && users[x].empty() ? kOther : 0;
-        for (size_t k : users[x]) {
+        int re = x != v && r.users_of(x).empty() ? kOther : 0;
+        for (size_t k : r.users_of(x)) {
           const Instruction& u = m_.insts[k];
-          r |= derives(u) && nodes.count(u.result_id) ? reach[u.result_id] : sink(u);
+          re |= derives(u) && nodes.count(u.result_id) ? reach[u.result_id] : sink(u);
         }
-        if (r != reach[x]) reach[x] = r, again = true;
+        if (re != reach[x]) reach[x] = re, again = true;
       }
     }
-    if (!(reach[v] & kZex)) return false;
+    if (!(reach[v] & kZex)) return 0;
+    for (uint32_t x : nodes)
+      if (x != v) r.claimed.insert(x);
 
-    std::map<size_t, std::vector<Instruction>> before, after;
-    const Instruction& var = m_.insts[d.at(v)];
-    const uint32_t old_type = var.type_id, arr = def(d, old_type)->word(3), init = var.word(4);
+    const size_t v_at = r.def_of(v);
+    const Instruction& var = m_.insts[v_at];
+    const uint32_t old_type = var.type_id, arr = def(r, old_type)->word(3), init = var.word(4);
     // The new globals go after v and the member index they use, before any use of theirs.
     std::vector<Instruction> globals;
-    size_t globals_at = d.at(v);
-    const uint32_t index0 = member0(globals, globals_at);
-    auto [st, pst] = wrapper_types(arr, globals, globals_at);
+    size_t globals_at = v_at;
+    bool new_index0 = false, new_types = false;
+    const uint32_t index0 = member0(r, globals, globals_at, new_index0);
+    auto [st, pst] = wrapper_types(r, arr, globals, globals_at, new_types);
+    // Later strings of this round reuse what this one made, placed after it.
+    if (new_index0) r.index0 = index0, r.index0_at = globals_at;
+    if (new_types) r.struct_of[arr] = {st, globals_at}, r.pointer_to[st] = {pst, globals_at};
     const uint32_t winit = fresh(), nv = fresh();
     globals.push_back(make_instruction(kConstantComposite, st, winit, {init}));
     Instruction nvar = make_instruction(op::Variable, pst, nv, {});
     add_operand(nvar, kUniformConstant, SPV_OPERAND_TYPE_STORAGE_CLASS);
     add_operand(nvar, winit, SPV_OPERAND_TYPE_ID);
     globals.push_back(nvar);
-    std::vector<Instruction>& placed = after[globals_at];
-    placed.insert(placed.begin(), globals.begin(), globals.end());
+    std::vector<Instruction>& placed = r.after[globals_at];
+    placed.insert(placed.end(), globals.begin(), globals.end());
 
     // The zex side's version of each derived value: itself, or a clone when it also feeds others.
     std::map<uint32_t, uint32_t> zex_version;
@@ -292,17 +358,17 @@ class Wrapper {
           if (is_line_or_scope(a)) cast.annotations.push_back(a);
         size_t at = k;
         if (i.opcode == op::Phi) at = end_of_block(i.word(op_.offset + 1), k);
-        before[at].push_back(cast);
+        r.before[at].push_back(cast);
         i.words[op_.offset] = t;
       }
     };
     std::set<size_t> zex_calls;
     for (uint32_t x : nodes)
-      for (size_t k : users[x])
+      for (size_t k : r.users_of(x))
         if (sink(m_.insts[k]) == kZex) zex_calls.insert(k);
     for (size_t k : zex_calls) repoint(m_.insts[k], k);
     for (auto& [x, z] : zex_version) {
-      const size_t k = d.at(x);
+      const size_t k = r.def_of(x);
       if (z == x) {
         repoint(m_.insts[k], k);
       } else {
@@ -310,62 +376,60 @@ class Wrapper {
         c.words[c.operands[1].offset] = z;  // every derived instruction has a type then a result
         c.result_id = z;
         repoint(c, k);
-        after[k].push_back(c);
+        r.after[k].push_back(c);
       }
     }
     // Users of cloned values that reach zex only were re-pointed above as in-place values.
 
-    const bool keep_old = (reach[v] & kOther) || exported(v);
-    for (size_t k = 0; k < m_.insts.size(); ++k) {
-      const Instruction& i = m_.insts[k];
-      if (i.opcode == op::Decorate && i.word(1) == v && i.word(2) != kDecorationLinkage) {
-        Instruction c = i;
-        c.words[1] = nv;
-        after[k].push_back(c);
-      }
+    const bool keep_old = (reach[v] & kOther) || r.exported.count(v);
+    auto d = r.decorations.find(v);
+    if (d != r.decorations.end())
+      for (size_t k : d->second)
+        if (m_.insts[k].word(2) != kDecorationLinkage) {
+          Instruction c = m_.insts[k];
+          c.words[1] = nv;
+          r.after[k].push_back(c);
+        }
+    r.after[r.name_at].push_back(make_name(nv, kPrefix + std::to_string(next_name_++)));
+    if (keep_old) {
+      r.kept[v] = {r.kept.size(), nv};
+    } else {  // only metadata still names v: entry-point interfaces and debug information
+      r.removed.insert(v);
+      r.to_new[v] = nv;
     }
-    Instruction name;
-    name.opcode = op::Name;
-    name.words = {0, nv};
-    name.operands = {{SPV_OPERAND_TYPE_ID, 1, 1}};
-    const std::string s = kPrefix + std::to_string(next_name_++);
-    for (size_t w = 0; w <= s.size() / 4; ++w) {
-      uint32_t word = 0;
-      for (size_t b = 0; b < 4 && 4 * w + b < s.size(); ++b) word |= uint32_t(uint8_t(s[4 * w + b])) << (8 * b);
-      name.words.push_back(word);
-    }
-    name.operands.push_back({SPV_OPERAND_TYPE_LITERAL_STRING, 2, static_cast<uint16_t>(name.words.size() - 2)});
-    name.fix_word_count();
-    after[name_position()].push_back(name);
-
-    std::vector<Instruction> out;
-    out.reserve(m_.insts.size() + 16);
-    for (size_t k = 0; k < m_.insts.size(); ++k) {
-      for (Instruction& b : before[k]) out.push_back(std::move(b));
-      Instruction& i = m_.insts[k];
-      const bool about_v = (i.opcode == op::Name || i.opcode == op::Decorate || i.opcode == op::DecorateId ||
-                            i.opcode == op::DecorateString) && i.word(1) == v;
-      if (i.opcode == op::EntryPoint && keep_old) {
-        const auto ids = i.used_ids();
-        if (std::find(ids.begin(), ids.end(), v) != ids.end()) add_operand(i, nv, SPV_OPERAND_TYPE_ID);
-      }
-      if (keep_old || (i.result_id != v && !about_v)) out.push_back(std::move(i));
-      for (Instruction& a : after[k]) out.push_back(std::move(a));
-    }
-    if (!keep_old) {  // only metadata still names v: entry-point interfaces and debug information
-      const std::map<uint32_t, uint32_t> to_new{{v, nv}};
-      for (Instruction& i : out) i.replace_ids(to_new);
-    }
-    m_.insts = std::move(out);
-    return true;
+    return 1;
   }
 
-  bool exported(uint32_t v) const {
-    for (const Instruction& i : m_.insts)
-      if (i.opcode == op::Decorate && i.size() >= 5 && i.words[1] == v && i.words[2] == kDecorationLinkage &&
-          i.words.back() == kLinkageExport)
-        return true;
-    return false;
+  // The round's edits, in one pass over the module.
+  void apply(Round& r) {
+    std::vector<Instruction> out;
+    out.reserve(m_.insts.size() + 16 * (r.kept.size() + r.removed.size()));
+    for (size_t k = 0; k < m_.insts.size(); ++k) {
+      auto b = r.before.find(k);
+      if (b != r.before.end())
+        for (Instruction& i : b->second) out.push_back(std::move(i));
+      Instruction& i = m_.insts[k];
+      const bool about_removed = (i.opcode == op::Name || i.opcode == op::Decorate || i.opcode == op::DecorateId ||
+                                  i.opcode == op::DecorateString) && r.removed.count(i.word(1));
+      if (i.opcode == op::EntryPoint && !r.kept.empty()) {
+        // A kept variable's entry points list its new one too, in the order the strings were wrapped.
+        std::vector<std::pair<size_t, uint32_t>> add;
+        for (uint32_t id : i.used_ids()) {
+          auto kv = r.kept.find(id);
+          if (kv != r.kept.end()) add.push_back(kv->second);
+        }
+        std::sort(add.begin(), add.end());
+        add.erase(std::unique(add.begin(), add.end()), add.end());
+        for (const auto& [order, nv] : add) add_operand(i, nv, SPV_OPERAND_TYPE_ID);
+      }
+      if (!r.removed.count(i.result_id) && !about_removed) out.push_back(std::move(i));
+      auto a = r.after.find(k);
+      if (a != r.after.end())
+        for (Instruction& x : a->second) out.push_back(std::move(x));
+    }
+    if (!r.to_new.empty())
+      for (Instruction& i : out) i.replace_ids(r.to_new);
+    m_.insts = std::move(out);
   }
 
   // Where an instruction goes at the end of block `label` of the function around index k: before its

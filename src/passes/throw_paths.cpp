@@ -564,14 +564,17 @@ class Pass {
 
   // ---- new module-level ids ----
   Insts globals_;  // new types and constants, inserted before the first function
+  std::map<std::vector<uint32_t>, uint32_t> found_;  // see found()
+  bool indexed_ = false;
   uint32_t fresh() { return next_++; }
+  // find_type and find_constant look up found_, an index of the types and constants before the first
+  // function built at the first call, to which the new ones are added: a module of thousands of kernels
+  // asks thousands of times (a constant per site id), and the answer is the first such instruction in
+  // the module, else the one made.
   uint32_t find_type(uint16_t opcode, const std::vector<uint32_t>& operands) {
-    for (const Instruction& i : m_.insts) {
-      if (i.opcode == op::Function) break;
-      if (i.opcode == opcode && std::vector<uint32_t>(i.words.begin() + 2, i.words.end()) == operands) return i.result_id;
-    }
-    for (const Instruction& i : globals_)
-      if (i.opcode == opcode && std::vector<uint32_t>(i.words.begin() + 2, i.words.end()) == operands) return i.result_id;
+    std::vector<uint32_t> key{0, opcode};
+    key.insert(key.end(), operands.begin(), operands.end());
+    if (const uint32_t id = found(key)) return id;
     Instruction t;
     t.opcode = opcode;
     t.result_id = fresh();
@@ -584,25 +587,35 @@ class Pass {
                             static_cast<uint16_t>(k), 1});
     t.fix_word_count();
     globals_.push_back(t);
-    return t.result_id;
+    return found_[key] = t.result_id;
   }
   uint32_t bool_type() { return find_type(opx::TypeBool, {}); }
   uint32_t uint_type() { return find_type(opx::TypeInt, {32, 0}); }
   uint32_t find_constant(uint16_t opcode, uint32_t type, const std::vector<uint32_t>& literals, bool ids) {
-    auto same = [&](const Instruction& i) {
-      return i.opcode == opcode && i.type_id == type && std::vector<uint32_t>(i.words.begin() + 3, i.words.end()) == literals;
-    };
-    for (const Instruction& i : m_.insts) {
-      if (i.opcode == op::Function) break;
-      if (same(i)) return i.result_id;
-    }
-    for (const Instruction& i : globals_)
-      if (same(i)) return i.result_id;
+    std::vector<uint32_t> key{1, opcode, type};
+    key.insert(key.end(), literals.begin(), literals.end());
+    if (const uint32_t id = found(key)) return id;
     Instruction c = make_instruction(opcode, type, fresh(), ids ? literals : std::vector<uint32_t>{});
     if (!ids)
       for (uint32_t w : literals) add_operand(c, w, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER);
     globals_.push_back(c);
-    return c.result_id;
+    return found_[key] = c.result_id;
+  }
+  // The id of a type (0, opcode, operands) or constant (1, opcode, type, operands), 0 if none.
+  uint32_t found(const std::vector<uint32_t>& key) {
+    if (!indexed_) {
+      indexed_ = true;
+      for (const Instruction& i : m_.insts) {
+        if (i.opcode == op::Function) break;
+        if (!i.result_id) continue;
+        std::vector<uint32_t> k{i.type_id ? 1u : 0u, i.opcode};
+        if (i.type_id) k.push_back(i.type_id);
+        k.insert(k.end(), i.words.begin() + (i.type_id ? 3 : 2), i.words.end());
+        found_.emplace(std::move(k), i.result_id);
+      }
+    }
+    auto it = found_.find(key);
+    return it == found_.end() ? 0 : it->second;
   }
   uint32_t bool_constant(bool v) { return find_constant(v ? opx::ConstantTrue : opx::ConstantFalse, bool_type(), {}, true); }
   uint32_t uint_constant(uint32_t v) { return find_constant(opx::Constant, uint_type(), {v}, false); }
