@@ -225,7 +225,12 @@ ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool, const ze
 ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent) {
   ZEXCPU_FAULT_POINT("zeEventDestroy");
   ZEXCPU_CHECK(check_event(hEvent));
-  hEvent->magic = kDeadMagic;
+  // Under the shard's mutex: a host thread blocked in zeEventHostSynchronize read the magic before it
+  // took that mutex to wait, so its read is ordered before this write.
+  {
+    std::lock_guard<std::mutex> lock(waiters(hEvent).mutex);
+    hEvent->magic = kDeadMagic;
+  }
   hEvent->destroyed.store(true, std::memory_order_seq_cst);
   if (hEvent->pending.load(std::memory_order_seq_cst) == 0) abandon(hEvent);
   release_event(hEvent);
