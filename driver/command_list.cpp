@@ -99,8 +99,9 @@ ze_result_t begin_command(ze_command_list_handle_t l, ze_event_handle_t signal, 
     if (!is_event(waits[i])) return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
   auto c = std::unique_ptr<Command>(new (std::nothrow) Command);
   if (!c) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-  if (numWaits > 0) c->waits.assign(waits, waits + numWaits);
-  c->signal = signal;
+  c->waits.reserve(numWaits);
+  for (uint32_t i = 0; i < numWaits; ++i) c->waits.emplace_back(waits[i]);
+  c->signal = EventRef(signal);
   *out = std::move(c);
   return ZE_RESULT_SUCCESS;
 }

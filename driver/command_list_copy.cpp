@@ -167,8 +167,8 @@ ze_result_t ZE_APICALL zeCommandListAppendEventReset(ze_command_list_handle_t hC
   if (!is_event(hEvent)) return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
   std::unique_ptr<Command> c;
   ZEXCPU_CHECK(begin_command(hCommandList, nullptr, 0, nullptr, &c));
-  c->body = [hEvent](cl_command_queue) {
-    reset_event(hEvent);
+  c->body = [event = EventRef(hEvent)](cl_command_queue) {  // held: the event may be destroyed first
+    reset_event(event.get());
     return ZE_RESULT_SUCCESS;
   };
   return finish_command(hCommandList, std::move(c));
@@ -200,11 +200,11 @@ ze_result_t ZE_APICALL zeCommandListAppendQueryKernelTimestamps(ze_command_list_
   if (hCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (phEvents == nullptr || dstptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   for (uint32_t i = 0; i < numEvents; ++i)
-    if (!is_event(phEvents[i]) || !(phEvents[i]->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
+    if (!is_event(phEvents[i]) || !(phEvents[i]->pool_flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
       return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
   std::unique_ptr<Command> c;
   ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
-  std::vector<ze_event_handle_t> events(phEvents, phEvents + numEvents);
+  std::vector<EventRef> events(phEvents, phEvents + numEvents);  // held: they may be destroyed first
   std::vector<size_t> offsets;
   if (pOffsets != nullptr) offsets.assign(pOffsets, pOffsets + numEvents);
   auto* dst = static_cast<unsigned char*>(dstptr);

@@ -27,9 +27,24 @@ void stop_all_workers() {
 }
 
 bool Worker::execute_list(ze_command_list_handle_t list) {
-  for (const auto& c : list->commands)
-    if (!execute(*c)) return false;
+  const auto& commands = list->commands;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (execute(*commands[i])) continue;
+    for (size_t j = i + 1; j < commands.size(); ++j)
+      if (commands[j]->signal) end_signal(commands[j]->signal.get());
+    return false;
+  }
   return true;
+}
+
+void Worker::for_each_signal(const Job& job, size_t first_list, void (*f)(ze_event_handle_t) noexcept) {
+  if (job.command) {
+    if (job.command->signal) f(job.command->signal.get());
+    return;
+  }
+  for (size_t i = first_list; i < job.lists.size(); ++i)
+    for (const auto& c : job.lists[i]->commands)
+      if (c->signal) f(c->signal.get());
 }
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags, mode, priority),

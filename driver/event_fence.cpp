@@ -41,10 +41,35 @@ void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns) {
 void reset_event(ze_event_handle_t e) {
   std::shared_ptr<ArmedSignal> claim;  // released after the mutex
   change_and_notify(e, [&] {
+    // A queued reset of an event destroyed since: with no signal to come, it stays signalled (abandoned).
+    if (e->destroyed.load(std::memory_order_seq_cst) && e->pending.load(std::memory_order_seq_cst) == 0) return;
     if (e->armed) e->armed->live = false;
     claim.swap(e->armed);
     e->signalled.store(0, std::memory_order_release);
   });
+}
+
+void release_event(ze_event_handle_t e) noexcept {
+  if (e->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete e;
+}
+
+namespace {
+/// Signals a destroyed event that nothing will signal any more, unless it is signalled already.
+void abandon(ze_event_handle_t e) {
+  change_and_notify(e, [&] {
+    if (e->signalled.load(std::memory_order_acquire)) return;
+    e->start_ns = e->end_ns = now_ns();
+    e->signalled.store(1, std::memory_order_release);
+  });
+}
+}  // namespace
+
+void end_signal(ze_event_handle_t e) noexcept {
+  // seq_cst here and in zeEventDestroy (destroyed, then pending): of a destroy and the last end racing,
+  // at least one sees the other, so an event that nothing signals is abandoned by one of them.
+  if (e->pending.fetch_sub(1, std::memory_order_seq_cst) == 1 && e->destroyed.load(std::memory_order_seq_cst))
+    abandon(e);
+  release_event(e);
 }
 
 std::shared_ptr<ArmedSignal> arm_event(ze_event_handle_t e, cl_event ev, uint64_t start_ns) noexcept {
@@ -94,9 +119,9 @@ bool settle_event(ze_event_handle_t e, bool block) {
   return e->signalled.load(std::memory_order_acquire) != 0;
 }
 
-bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort) {
+bool wait_events(const EventRef* events, size_t n, const std::atomic<bool>* abort) {
   for (size_t i = 0; i < n; ++i) {
-    ze_event_handle_t e = events[i];
+    ze_event_handle_t e = events[i].get();
     if (e->signalled.load(std::memory_order_acquire)) continue;  // the common case takes no lock
     Waiters& w = waiters(e);
     std::unique_lock<std::mutex> lock(w.mutex);
@@ -188,23 +213,27 @@ ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool, const ze
   if (desc->index >= hEventPool->count) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   auto* e = new (std::nothrow) _ze_event_handle_t;
   if (e == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-  e->pool = hEventPool;
+  e->pool_flags = hEventPool->flags;
   e->index = desc->index;
   *phEvent = e;
   return ZE_RESULT_SUCCESS;
 }
 
+/// The handle dies; the event lives on while commands still signal or wait on it (docs/cpu-driver.md
+/// "Events destroyed in flight"): a signal submitted before still happens (an armed launch stays armed),
+/// and with none to come, the event is abandoned (signalled) so that no wait on it lasts for ever.
 ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent) {
   ZEXCPU_FAULT_POINT("zeEventDestroy");
   ZEXCPU_CHECK(check_event(hEvent));
-  // Under the shard's mutex: a waiter that evaluates its predicate never sees a half-freed event.
-  std::shared_ptr<ArmedSignal> claim;  // released after the mutex
-  change_and_notify(hEvent, [&] {
+  // Under the shard's mutex: a host thread blocked in zeEventHostSynchronize read the magic before it
+  // took that mutex to wait, so its read is ordered before this write.
+  {
+    std::lock_guard<std::mutex> lock(waiters(hEvent).mutex);
     hEvent->magic = kDeadMagic;
-    if (hEvent->armed) hEvent->armed->live = false;  // its launch's retirement must not touch it now
-    claim.swap(hEvent->armed);
-  });
-  delete hEvent;
+  }
+  hEvent->destroyed.store(true, std::memory_order_seq_cst);
+  if (hEvent->pending.load(std::memory_order_seq_cst) == 0) abandon(hEvent);
+  release_event(hEvent);
   return ZE_RESULT_SUCCESS;
 }
 
@@ -224,6 +253,9 @@ ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t hEvent, uint64_t
   // On a lost device a wait still waits (launches complete at once, running nothing), so that the work
   // before it has ended when it answers DEVICE_LOST and the application may destroy what it used.
   if (hEvent->signalled.load(std::memory_order_acquire)) return after_wait(ZE_RESULT_SUCCESS);
+  // Blocking: held, so that another thread's zeEventDestroy meanwhile does not free what this one reads
+  // (the wait then ends with the signal still to come, or at once: see zeEventDestroy).
+  EventRef hold(hEvent);
   if (timeout != UINT64_MAX)
     return after_wait(
         host_wait(hEvent, timeout, [&] { return hEvent->signalled.load(std::memory_order_acquire) != 0; }));
@@ -258,7 +290,7 @@ ze_result_t ZE_APICALL zeEventQueryKernelTimestamp(ze_event_handle_t hEvent, ze_
   ZEXCPU_FAULT_POINT("zeEventQueryKernelTimestamp");
   ZEXCPU_CHECK(check_event(hEvent));
   if (dstptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (!(hEvent->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
+  if (!(hEvent->pool_flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
     return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
   if (!hEvent->signalled.load(std::memory_order_acquire)) return ZE_RESULT_NOT_READY;
   dstptr->global.kernelStart = dstptr->context.kernelStart = hEvent->start_ns;

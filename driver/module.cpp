@@ -1,5 +1,6 @@
 // Modules and build logs: zeModuleCreate (compile_module, compiler.hpp), zeModuleDynamicLink
 // (link_module), native binaries, program-scope variables, kernel names.
+#include "device_loss.hpp"
 #include "module_objects.hpp"
 
 #include <new>
@@ -39,29 +40,64 @@ void adopt_program(ze_module_handle_t m, CompiledProgram* prog) {
   register_module_storage(m);
 }
 
+/// Writes *out, if the caller asked for a log, a new build log with `text`; null only if no log can be
+/// allocated.
+void write_log(ze_module_build_log_handle_t* out, std::string text) {
+  if (out != nullptr) *out = new (std::nothrow) _ze_module_build_log_handle_t{kBuildLogMagic, std::move(text)};
+}
+
+/// Why `entry` refused with `r` before looking at its arguments (should_fail): a lost device, or a
+/// failure injected by ZEX_CPU_FAIL.
+std::string refused(const char* entry, ze_result_t r) {
+  const char* name = result_name(r);
+  std::string what = std::string(entry) + " failed with " + (name ? name : std::to_string(int(r)));
+  if (device_lost()) return what + ": the device is lost, nothing can be built on it (zesDeviceGetState says why)";
+  return what + ", injected by ZEX_CPU_FAIL";
+}
+
 }  // namespace
 
+// zeModuleCreate and zeModuleDynamicLink write their log out-parameter on every return, failures included
+// (docs/cpu-driver.md "Build logs"): a log that says what went wrong, as Intel's driver creates the log
+// before anything can fail. Callers read the log of a failed build; it must never be an uninitialized
+// handle. So their injected failures (and a lost device's) are checked here, not by ZEXCPU_FAULT_POINT.
+
+/// On failure *phModule is null (Intel's driver leaves it as it was) and *phBuildLog says why.
 ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t* desc,
                             ze_module_handle_t* phModule, ze_module_build_log_handle_t* phBuildLog) {
-  ZEXCPU_FAULT_POINT("zeModuleCreate");
-  if (phBuildLog) *phBuildLog = nullptr;
-  if (!hContext || !hDevice) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!is_context(hContext) || !is_device(hDevice)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  if (!desc || !desc->pInputModule || !phModule) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (desc->format > ZE_MODULE_FORMAT_NATIVE) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-  if (desc->inputSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-
-  auto finish_log = [&](std::string text) {
-    if (!phBuildLog) return;
-    *phBuildLog = new (std::nothrow) _ze_module_build_log_handle_t{kBuildLogMagic, std::move(text)};
+  auto fail = [&](ze_result_t r, std::string why) {
+    if (phModule) *phModule = nullptr;
+    write_log(phBuildLog, std::move(why));
+    return r;
   };
+  ze_result_t injected;
+  if (should_fail("zeModuleCreate", &injected)) return fail(injected, refused("zeModuleCreate", injected));
+  if (!hContext) return fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "zeModuleCreate: hContext is null");
+  if (!hDevice) return fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "zeModuleCreate: hDevice is null");
+  if (!is_context(hContext))
+    return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                "zeModuleCreate: hContext is not a zex-cpu context (destroyed, or a handle of another kind)");
+  if (!is_device(hDevice))
+    return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                "zeModuleCreate: hDevice is not a zex-cpu device (a handle of another kind)");
+  if (!desc) return fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "zeModuleCreate: desc is null");
+  if (!desc->pInputModule)
+    return fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "zeModuleCreate: desc->pInputModule is null");
+  if (!phModule)
+    return fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "zeModuleCreate: phModule is null: pass where the module goes");
+  if (desc->format > ZE_MODULE_FORMAT_NATIVE)
+    return fail(ZE_RESULT_ERROR_INVALID_ENUMERATION,
+                "zeModuleCreate: desc->format is " + std::to_string(int(desc->format)) +
+                    ", neither ZE_MODULE_FORMAT_IL_SPIRV (0) nor ZE_MODULE_FORMAT_NATIVE (1)");
+  if (desc->inputSize == 0)
+    return fail(ZE_RESULT_ERROR_INVALID_SIZE, "zeModuleCreate: desc->inputSize is 0: pass the module's size in bytes");
+
   for (auto* ext = static_cast<const ze_base_desc_t*>(desc->pNext); ext;
        ext = static_cast<const ze_base_desc_t*>(ext->pNext)) {
-    if (ext->stype == ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC) {
-      finish_log("zex-cpu does not support ze_module_program_exp_desc_t (several input modules); link the "
-                 "SPIR-V modules with spirv-link first");
-      return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-    }
+    if (ext->stype == ZE_STRUCTURE_TYPE_MODULE_PROGRAM_EXP_DESC)
+      return fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
+                  "zex-cpu does not support ze_module_program_exp_desc_t (several input modules); link the "
+                  "SPIR-V modules with spirv-link first");
   }
 
   SpecConstants sc;
@@ -76,22 +112,19 @@ ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze_device_ha
     r = compile_module(desc->format, static_cast<const uint8_t*>(desc->pInputModule), desc->inputSize, sc,
                        desc->pBuildFlags, platform().context, platform().device, &prog);
   } catch (const std::bad_alloc&) {
-    return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    return fail(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, "zeModuleCreate: out of host memory while building the module");
   }
-  if (r != ZE_RESULT_SUCCESS) {
-    finish_log(std::move(prog.log));
-    return r;
-  }
+  if (r != ZE_RESULT_SUCCESS) return fail(r, std::move(prog.log));
   auto* m = new (std::nothrow) _ze_module_handle_t;
   if (!m) {
     if (prog.program) clReleaseProgram(prog.program);
-    return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    return fail(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, "zeModuleCreate: out of host memory");
   }
   m->native_binary = std::move(prog.native_binary);
   m->build_flags = desc->pBuildFlags ? desc->pBuildFlags : "";
   make_uuid(m->native_binary, "module", m->mid);
   adopt_program(m, &prog);
-  finish_log(std::move(prog.log));
+  write_log(phBuildLog, std::move(prog.log));
   *phModule = m;
   return ZE_RESULT_SUCCESS;
 }
@@ -110,12 +143,19 @@ ze_result_t ZE_APICALL zeModuleDestroy(ze_module_handle_t hModule) {
 
 ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_module_handle_t* phModules,
                                  ze_module_build_log_handle_t* phLinkLog) {
-  ZEXCPU_FAULT_POINT("zeModuleDynamicLink");
-  if (phLinkLog) *phLinkLog = nullptr;
-  if (!phModules) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  auto fail = [&](ze_result_t r, std::string why) {
+    write_log(phLinkLog, std::move(why));
+    return r;
+  };
+  ze_result_t injected;
+  if (should_fail("zeModuleDynamicLink", &injected)) return fail(injected, refused("zeModuleDynamicLink", injected));
+  if (!phModules) return fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "zeModuleDynamicLink: phModules is null");
   for (uint32_t i = 0; i < numModules; ++i) {
-    if (!phModules[i]) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!is_module(phModules[i])) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    std::string which = "zeModuleDynamicLink: phModules[" + std::to_string(i) + "]";
+    if (!phModules[i]) return fail(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, which + " is null");
+    if (!is_module(phModules[i]))
+      return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT,
+                  which + " is not a zex-cpu module (destroyed, or a handle of another kind)");
   }
   std::string text;
   ze_result_t result = ZE_RESULT_SUCCESS;
@@ -145,8 +185,7 @@ ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_module_handle
     }
     adopt_program(m, &prog);
   }
-  if (phLinkLog)
-    *phLinkLog = new (std::nothrow) _ze_module_build_log_handle_t{kBuildLogMagic, text};
+  write_log(phLinkLog, std::move(text));
   return result;
 }
 

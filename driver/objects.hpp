@@ -16,6 +16,7 @@
 #include <mutex>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace zexcpu {
 
@@ -132,10 +133,23 @@ struct ArmedSignal {
 };
 }  // namespace zexcpu
 
+/// An event. Its lifetime is counted (`refs`), because a command may still signal or wait on an event
+/// that the application has destroyed, with its pool (docs/cpu-driver.md "Events destroyed in flight"):
+/// zeEventDestroy kills the handle, the object lives until the last command that uses it is done with it,
+/// and nothing reads the pool through an event.
 struct _ze_event_handle_t {
   uint32_t magic = zexcpu::kEventMagic;
-  ze_event_pool_handle_t pool = nullptr;
+  ze_event_pool_flags_t pool_flags = 0;  // the pool's, copied: the pool may be gone before the event
   uint32_t index = 0;
+  /// The handle's own reference (until zeEventDestroy), one per command that signals or waits on the
+  /// event (its EventRefs), one per submitted signal not retired yet (`pending`), one per host thread
+  /// blocked in zeEventHostSynchronize. The last to go deletes the event (release_event).
+  std::atomic<uint32_t> refs{1};
+  /// Signals submitted to a worker and not retired yet (begin_signal, end_signal).
+  std::atomic<uint32_t> pending{0};
+  /// Set by zeEventDestroy. From then on, an event without a pending signal counts as signalled
+  /// (abandoned): nothing can signal it any more, and a wait on it must not last for ever.
+  std::atomic<bool> destroyed{false};
   /// 0 = not signalled, 1 = signalled. Changed under its waiters shard's mutex (objects.hpp) so that
   /// no wake-up is lost; read lock-free by zeEventQueryStatus.
   std::atomic<uint32_t> signalled{0};
@@ -161,6 +175,47 @@ inline bool is_device(ze_device_handle_t h) { return h != nullptr && h->magic ==
 inline bool is_context(ze_context_handle_t h) { return h != nullptr && h->magic == kContextMagic; }
 inline bool is_event(ze_event_handle_t h) { return h != nullptr && h->magic == kEventMagic; }
 inline bool is_fence(ze_fence_handle_t h) { return h != nullptr && h->magic == kFenceMagic; }
+
+// --- event lifetimes (event_fence.cpp; docs/cpu-driver.md "Events destroyed in flight") -----------
+
+/// Drops a reference to `e` (_ze_event_handle_t::refs); the last one deletes it.
+void release_event(ze_event_handle_t e) noexcept;
+
+/// A counted reference to an event: what every command that signals or waits on an event holds, so that
+/// the event outlives its handle while the command may still use it. Copying takes another reference.
+class EventRef {
+ public:
+  EventRef() = default;
+  explicit EventRef(ze_event_handle_t e) noexcept : e_(e) {
+    if (e_ != nullptr) e_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  EventRef(const EventRef& o) noexcept : EventRef(o.e_) {}
+  EventRef(EventRef&& o) noexcept : e_(o.e_) { o.e_ = nullptr; }
+  EventRef& operator=(EventRef o) noexcept {
+    std::swap(e_, o.e_);
+    return *this;
+  }
+  ~EventRef() {
+    if (e_ != nullptr) release_event(e_);
+  }
+  ze_event_handle_t get() const noexcept { return e_; }
+  ze_event_handle_t operator->() const noexcept { return e_; }
+  explicit operator bool() const noexcept { return e_ != nullptr; }
+
+ private:
+  ze_event_handle_t e_ = nullptr;
+};
+
+/// A command that signals `e` is submitted to a worker (Worker::submit). Until end_signal, the event
+/// lives, and once destroyed it is not abandoned: a wait on it waits for this signal, in order.
+inline void begin_signal(ze_event_handle_t e) noexcept {
+  e->refs.fetch_add(1, std::memory_order_relaxed);
+  e->pending.fetch_add(1, std::memory_order_seq_cst);
+}
+/// Ends what begin_signal began: the signal happened (the retiring thread), or never will (the command
+/// was dropped by a stopping worker). The last pending signal of a destroyed event that leaves it
+/// unsignalled abandons it (signals it), so that no wait on it lasts for ever.
+void end_signal(ze_event_handle_t e) noexcept;
 
 ze_driver_handle_t the_driver();
 /// Root device 0.
@@ -219,7 +274,8 @@ template <typename Change> void change_and_notify(const void* object, Change cha
 
 /// Marks `e` signalled (recording [start_ns, end_ns] as its kernel timestamps) and wakes its waiters.
 void signal_event(ze_event_handle_t e, uint64_t start_ns, uint64_t end_ns);
-/// Marks `e` not signalled (and ends its armed launch's claim: its retirement then signals nothing).
+/// Marks `e` not signalled (and ends its armed launch's claim: its retirement then signals nothing),
+/// unless it is destroyed with no signal pending: an abandoned event stays signalled.
 void reset_event(ze_event_handle_t e);
 /// Arms `e` with the OpenCL event `ev` of the launch that signals it (retained here), so that a host
 /// thread waiting for `e` can wait on `ev` itself (settle_event) instead of waiting for the retiring
@@ -235,7 +291,7 @@ void signal_armed_event(ze_event_handle_t e, const ArmedSignal& claim, uint64_t 
 bool settle_event(ze_event_handle_t e, bool block);
 /// Blocks until every event has been seen signalled (true; the events are waited for one after the
 /// other) or *abort becomes true (false). Whoever sets *abort then calls notify_all_waiters().
-bool wait_events(const ze_event_handle_t* events, size_t n, const std::atomic<bool>* abort);
+bool wait_events(const EventRef* events, size_t n, const std::atomic<bool>* abort);
 /// Marks `f` signalled and wakes its waiters.
 void signal_fence(ze_fence_handle_t f);
 

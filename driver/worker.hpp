@@ -39,10 +39,10 @@
 namespace zexcpu {
 
 /// One appended command: wait for `waits`, run its kernel `launch` or its `body` (if any), then
-/// signal `signal` (if any).
+/// signal `signal` (if any). It holds its events (EventRef): the application may destroy them first.
 struct Command {
-  std::vector<ze_event_handle_t> waits;
-  ze_event_handle_t signal = nullptr;
+  std::vector<EventRef> waits;
+  EventRef signal;
   std::shared_ptr<LaunchCommand> launch;
   std::function<ze_result_t(cl_command_queue)> body;
 };
@@ -65,7 +65,7 @@ struct Job {
 /// signals `signal` and `fence`, and counts `jobs` finished (recording `error` first).
 struct Retirement {
   cl_event event = nullptr;  // owned: released once waited for
-  ze_event_handle_t signal = nullptr;
+  ze_event_handle_t signal = nullptr;  // held by its submission (begin_signal) until retired (end_signal)
   std::shared_ptr<ArmedSignal> armed;  // `signal`'s claim (arm_event): signalled only while it is live
   uint64_t start_ns = 0;  // the signal's kernel timestamp start; the end is when `event` is seen complete
   ze_fence_handle_t fence = nullptr;
@@ -102,30 +102,33 @@ class Worker {
   /// trip of clEnqueueNDRangeKernel + clFinish, not one more thread hand-off first. In a stream of
   /// appends (launches still running) the application thread only queues; the issuing thread issues.
   ze_result_t submit(Job&& job) {
+    // Before the job can run: a destroy of one of its signal events from now on waits for its signal.
+    for_each_signal(job, 0, begin_signal);
     bool here = false;
+    ze_result_t refused = ZE_RESULT_SUCCESS;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (stopping_) return ZE_RESULT_ERROR_DEVICE_LOST;
-      if (!thread_.joinable()) {
+      if (stopping_) refused = ZE_RESULT_ERROR_DEVICE_LOST;
+      if (refused == ZE_RESULT_SUCCESS && !thread_.joinable()) {
         try {
           thread_ = std::thread([this] { loop(); });
         } catch (...) {
-          return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+          refused = ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         }
       }
-      submitted_.fetch_add(1, std::memory_order_relaxed);
-      here = ready_ && issuer_ == Issuer::none && jobs_.empty() && issuable_here(job) && device_idle();
-      if (here) {
-        issuer_ = Issuer::caller;  // the issuing state (queue_, taken_, ...) is this thread's until released
-        ++taken_;
-      } else {
-        jobs_.push_back(std::move(job));
-      }
+      if (refused == ZE_RESULT_SUCCESS) submit_locked(job, &here);
+    }
+    if (refused != ZE_RESULT_SUCCESS) {
+      for_each_signal(job, 0, end_signal);
+      return refused;
     }
     if (here) return issue_here(std::move(job));
     cv_.notify_one();
     return ZE_RESULT_SUCCESS;
   }
+
+  /// Calls f(e) for the signal event e of every command of `job` (of its lists from `first_list` on).
+  static void for_each_signal(const Job& job, size_t first_list, void (*f)(ze_event_handle_t) noexcept);
 
   /// Waits until every submitted job has finished (timeout as host_wait). On success returns, and
   /// clears, the first error a job met since the last call (a failed kernel launch: DEVICE_LOST-like).
@@ -153,14 +156,16 @@ class Worker {
   void stop(bool discard = false) {
     std::lock_guard<std::mutex> stop_lock(stop_mutex_);
     uint64_t dropped = 0;
+    std::deque<Job> discarded;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
       if (discard) {
         dropped = jobs_.size();
-        jobs_.clear();
+        discarded.swap(jobs_);
       }
     }
+    for (const Job& job : discarded) for_each_signal(job, 0, end_signal);  // they never signal
     cv_.notify_all();
     abort_.store(true, std::memory_order_release);
     notify_all_waiters();  // the worker may wait on any event, in any shard
@@ -219,14 +224,26 @@ class Worker {
   // nobody while the issuing thread sleeps. Changed under mutex_, which orders the holders.
   enum class Issuer { none, worker, caller };
 
+  /// submit's part under mutex_: queues `job`, or takes the issuing state to issue it here (*here).
+  void submit_locked(Job& job, bool* here) {
+    submitted_.fetch_add(1, std::memory_order_relaxed);
+    *here = ready_ && issuer_ == Issuer::none && jobs_.empty() && issuable_here(job) && device_idle();
+    if (*here) {
+      issuer_ = Issuer::caller;  // the issuing state (queue_, taken_, ...) is this thread's until released
+      ++taken_;
+    } else {
+      jobs_.push_back(std::move(job));
+    }
+  }
+
   /// What submit may issue on the calling thread: one launch, without a kernel timestamp (those drain
   /// first: retire_all blocks), whose waits are all signalled already (a blocking wait would block the
   /// application's append).
   static bool issuable_here(const Job& job) {
     const Command* c = job.command.get();
     if (c == nullptr || !c->launch) return false;
-    if (c->signal != nullptr && (c->signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) return false;
-    for (ze_event_handle_t e : c->waits)
+    if (c->signal && (c->signal->pool_flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) return false;
+    for (const EventRef& e : c->waits)
       if (!e->signalled.load(std::memory_order_acquire)) return false;
     return true;
   }
@@ -295,8 +312,11 @@ class Worker {
       if (job.command) {
         completed = execute(*job.command, &counted);
       } else {
-        for (ze_command_list_handle_t list : job.lists)
-          if (!(completed = execute_list(list))) break;
+        for (size_t i = 0; i < job.lists.size(); ++i)
+          if (!(completed = execute_list(job.lists[i]))) {
+            for_each_signal(job, i + 1, end_signal);  // the lists after it do not run
+            break;
+          }
       }
       if (!counted) ++unfinished_jobs_;
       if (job.fence != nullptr && completed) {
@@ -384,28 +404,34 @@ class Worker {
     issuer_waiting_ = false;
   }
 
+  /// Runs the commands of a regular list; false if one was abandoned (the worker is stopping): the
+  /// signals of those after it end unsignalled.
   bool execute_list(ze_command_list_handle_t list);
 
-  /// Runs one command; false if it was abandoned because the worker is stopping. With `job_done`, the
-  /// command is the whole job: a signal's Retirement then also counts the job finished (*job_done = true),
-  /// so a signalled append costs one hand-off, not a second one when the worker goes idle.
+  /// Runs one command; false if it was abandoned because the worker is stopping (its signal then ends
+  /// unsignalled: end_signal). With `job_done`, the command is the whole job: a signal's Retirement then
+  /// also counts the job finished (*job_done = true), so a signalled append costs one hand-off, not a
+  /// second one when the worker goes idle.
   bool execute(const Command& c, bool* job_done = nullptr, bool here = false) {
     if (!c.waits.empty()) {
       bool ready = true;
-      for (ze_event_handle_t e : c.waits) ready = ready && e->signalled.load(std::memory_order_acquire);
+      for (const EventRef& e : c.waits) ready = ready && e->signalled.load(std::memory_order_acquire);
       // About to block: do not hold back the retirement of what already ran (jobs, launches) meanwhile.
       if (!ready && unretired()) hand_off(Retirement{});
-      if (!wait_events(c.waits.data(), c.waits.size(), &abort_)) return false;
+      if (!wait_events(c.waits.data(), c.waits.size(), &abort_)) {
+        if (c.signal) end_signal(c.signal.get());
+        return false;
+      }
     }
     uint64_t start = 0;
-    if (c.signal != nullptr) {
+    if (c.signal) {
       // A kernel timestamp starts when the command starts, not while earlier commands still run: the
       // one case where the issuing thread drains (pools without timestamps pipeline).
-      if (c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) retire_all();
+      if (c.signal->pool_flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) retire_all();
       start = now_ns();
     }
     Retirement r;
-    r.signal = c.signal;
+    r.signal = c.signal.get();
     r.start_ns = start;
     if (queue_ == nullptr && (c.launch || c.body)) {
       record(ZE_RESULT_ERROR_DEVICE_LOST);  // no OpenCL queue: nothing can run
@@ -416,7 +442,7 @@ class Worker {
       // The newest job's launch also keeps its event for a host's wait_idle (newest_launch), and a launch
       // issued on the application's thread is retired on its own event (no marker).
       const bool newest = submitted_.load(std::memory_order_relaxed) == taken_;
-      const bool own_event = c.signal != nullptr || here || newest;
+      const bool own_event = c.signal || here || newest;
       ze_result_t e = c.launch->enqueue(queue_, own_event ? &r.event : nullptr);
       record(e);
       if (e == ZE_RESULT_SUCCESS && r.event != nullptr && newest) set_newest_launch(r.event);
@@ -426,16 +452,16 @@ class Worker {
       // per launch), and only with no unarmed signal still to retire: a host wait must not see this
       // signal before an earlier one of the list. Not for timestamp pools: their end time is when this
       // thread sees the launch complete.
-      if (e == ZE_RESULT_SUCCESS && r.event != nullptr && c.signal != nullptr && !(c.signal->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) &&
+      if (e == ZE_RESULT_SUCCESS && r.event != nullptr && c.signal && !(c.signal->pool_flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) &&
           newest && unarmed_pending_.load(std::memory_order_acquire) == 0) {
-        r.armed = arm_event(c.signal, r.event, start);
+        r.armed = arm_event(r.signal, r.event, start);
       }
       if (e == ZE_RESULT_SUCCESS) unretired_launches_.push_back(c.launch);
-      if (c.signal == nullptr && !here && r.event != nullptr) {  // kept by newest_launch only
+      if (!c.signal && !here && r.event != nullptr) {  // kept by newest_launch only
         clReleaseEvent(r.event);
         r.event = nullptr;
       }
-      if (c.signal == nullptr && !here && unretired_launches_.size() >= kMaxUnretired) hand_off(Retirement{});
+      if (!c.signal && !here && unretired_launches_.size() >= kMaxUnretired) hand_off(Retirement{});
     } else if (c.body) {
       // Copies and fills run on this thread: earlier kernels must have finished, and earlier signals
       // must have happened (an event reset, or a timestamp query, reads what they wrote).
@@ -443,8 +469,8 @@ class Worker {
       record(c.body(queue_));
     }
     // Signalled even when the command failed, so that nothing waits forever on a failed command.
-    if (c.signal != nullptr || here) {
-      if (c.signal != nullptr && !r.armed) unarmed_pending_.fetch_add(1, std::memory_order_relaxed);
+    if (c.signal || here) {
+      if (c.signal && !r.armed) unarmed_pending_.fetch_add(1, std::memory_order_relaxed);
       if (job_done != nullptr) {
         ++unfinished_jobs_;
         *job_done = true;
@@ -538,6 +564,7 @@ class Worker {
         signal_event(r.signal, r.start_ns, now_ns());
         unarmed_pending_.fetch_sub(1, std::memory_order_release);
       }
+      end_signal(r.signal);  // may free the event: nothing reads r.signal after this
     }
     if (r.event != nullptr) {
       clReleaseEvent(r.event);

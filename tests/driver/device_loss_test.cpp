@@ -271,6 +271,32 @@ TEST_F(DeviceLoss, WorkBehindAHostSignalStillEnds) {
   EXPECT_EQ(p[0], 0) << "a launch ran on the lost device";
 }
 
+// zeModuleCreate and zeModuleDynamicLink on a lost device still write their logs (docs/cpu-driver.md
+// "Build logs"), which say that the device is lost.
+TEST_F(DeviceLoss, ModuleCallsOnALostDeviceWriteTheirLogs) {
+  REQUIRE_LOSS_MODE("lose");
+  if (zeDeviceGetStatus(device) == ZE_RESULT_SUCCESS) {  // this test runs alone: lose the device first
+    int* p = static_cast<int*>(alloc_shared(4 * sizeof(int)));
+    ASSERT_NE(p, nullptr);
+    EXPECT_ZE(ZE_RESULT_ERROR_DEVICE_LOST, launch_and_wait(p));  // ZEX_CPU_LOSE_DEVICE=1: loses it
+  }
+  ASSERT_ZE(ZE_RESULT_ERROR_DEVICE_LOST, zeDeviceGetStatus(device));
+  std::vector<uint8_t> spv = zt::read_spirv("basic");
+  ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spv.size(),
+                         spv.data(), nullptr, nullptr};
+  ze_module_handle_t built = nullptr;
+  ze_module_build_log_handle_t log = garbage_log();
+  EXPECT_ZE(ZE_RESULT_ERROR_DEVICE_LOST, zeModuleCreate(context, device, &md, &built, &log));
+  EXPECT_EQ(built, nullptr);
+  std::string text = failed_call_log(log);
+  EXPECT_NE(text.find("lost"), std::string::npos) << "the log must say that the device is lost: " << text;
+  log = garbage_log();
+  ze_module_handle_t none = nullptr;  // not read: the lost device answers first
+  EXPECT_ZE(ZE_RESULT_ERROR_DEVICE_LOST, zeModuleDynamicLink(0, &none, &log));
+  text = failed_call_log(log);
+  EXPECT_NE(text.find("lost"), std::string::npos) << "the link log must say that the device is lost: " << text;
+}
+
 TEST_F(DeviceLoss, WithoutSysmanSysmanAnswersUninitialized) {
   REQUIRE_LOSS_MODE("no-sysman");
   zes_device_state_t st{ZES_STRUCTURE_TYPE_DEVICE_STATE, nullptr, 0, ZES_REPAIR_STATUS_UNSUPPORTED};

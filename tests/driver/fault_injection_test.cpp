@@ -84,6 +84,9 @@ FAULT_CASE(SameEntryPointTwice,
            "zeMemAllocShared:1:ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,zeMemAllocShared:3:ZE_RESULT_ERROR_UNKNOWN")
 FAULT_CASE(FailedFreeChangesNothing, "zeMemFree:1:ZE_RESULT_ERROR_DEVICE_LOST")
 FAULT_CASE(FailedModuleCreate, "zeModuleCreate:1:ZE_RESULT_ERROR_MODULE_BUILD_FAILURE")
+// The logs of failed zeModuleCreate and zeModuleDynamicLink calls are written even for an injected failure.
+FAULT_CASE(FailedModuleCreateAndLinkWriteTheirLogs,
+           "zeModuleCreate:1:ZE_RESULT_ERROR_MODULE_BUILD_FAILURE,zeModuleDynamicLink:1:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY")
 FAULT_CASE(FailedExecute, "zeCommandQueueExecuteCommandLists:2:ZE_RESULT_ERROR_DEVICE_LOST")
 FAULT_CASE(FailedKernelCreate, "zeKernelCreate:2:ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY")
 FAULT_CASE(FailedIpcOpenAndMapChangeNothing,
@@ -220,6 +223,26 @@ TEST_F(DISABLED_FaultChild, FailedModuleCreate) {
   EXPECT_EQ(m, nullptr);
   ZE_OK(zeModuleCreate(context, device, &md, &m, nullptr));
   EXPECT_NE(m, nullptr);
+  EXPECT_ZE_OK(zeModuleDestroy(m));
+}
+
+TEST_F(DISABLED_FaultChild, FailedModuleCreateAndLinkWriteTheirLogs) {
+  std::vector<uint8_t> spv = zt::read_spirv("basic");
+  ze_module_desc_t md = {ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spv.size(),
+                         spv.data(), nullptr, nullptr};
+  auto m = reinterpret_cast<ze_module_handle_t>(uintptr_t(0xdeadbeef));
+  ze_module_build_log_handle_t log = garbage_log();
+  EXPECT_ZE(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE, zeModuleCreate(context, device, &md, &m, &log));
+  EXPECT_EQ(m, nullptr);
+  std::string text = failed_call_log(log);
+  EXPECT_NE(text.find("ZEX_CPU_FAIL"), std::string::npos) << "the log must say the failure was injected: " << text;
+  log = garbage_log();
+  ZE_OK(zeModuleCreate(context, device, &md, &m, &log));  // the second call builds
+  EXPECT_ZE_OK(zeModuleBuildLogDestroy(log));
+  log = garbage_log();
+  EXPECT_ZE(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY, zeModuleDynamicLink(1, &m, &log));
+  text = failed_call_log(log);
+  EXPECT_NE(text.find("ZEX_CPU_FAIL"), std::string::npos) << "the link log must say the failure was injected: " << text;
   EXPECT_ZE_OK(zeModuleDestroy(m));
 }
 

@@ -118,6 +118,22 @@ class L0Test : public ::testing::Test {
     zeModuleBuildLogDestroy(log);
     return text;
   }
+  /// A value no valid handle has: what a caller's uninitialized out-parameter may hold.
+  static ze_module_build_log_handle_t garbage_log() {
+    return reinterpret_cast<ze_module_build_log_handle_t>(uintptr_t(0xdeadbeef));
+  }
+  /// The log that a failed zeModuleCreate or zeModuleDynamicLink wrote over garbage_log(): it must be null
+  /// or a log whose text is readable and that destroys (docs/cpu-driver.md "Build logs"). Returns its text.
+  static std::string failed_call_log(ze_module_build_log_handle_t log) {
+    EXPECT_NE(log, garbage_log()) << "the failed call left the log out-parameter unwritten";
+    if (log == nullptr || log == garbage_log()) return {};
+    size_t size = 0;
+    EXPECT_ZE(ZE_RESULT_SUCCESS, zeModuleBuildLogGetString(log, &size, nullptr));
+    std::vector<char> buf(size + 1, '\0');
+    EXPECT_ZE(ZE_RESULT_SUCCESS, zeModuleBuildLogGetString(log, &size, buf.data()));
+    EXPECT_ZE(ZE_RESULT_SUCCESS, zeModuleBuildLogDestroy(log));
+    return std::string(buf.data(), strnlen(buf.data(), buf.size()));
+  }
 
  protected:
   ze_driver_handle_t driver = nullptr;
