@@ -23,7 +23,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure --timeout 900
+	cd $(BUILD) && ctest --output-on-failure --timeout 900 -j $(JOBS)
 
 demo: build
 	cmake --build $(BUILD) --target run-demo
