@@ -210,9 +210,7 @@ inline std::vector<Case> cases(uint32_t s = 1) {
          {buf(0), buf(1), buf(2), local(4 * (block + 1) * (block + 1)), local(4 * block * block), i32(cols), i32(10),
           i32(blk), i32((cols - 1) / block), i32(cols - 1), i32(0), i32(0)},
          true, {0, top, top, {15, 0, 0}},
-         "issue 24 item 7 (llvm-spirv-15 writes nw at -O2 with a block before its dominator, which zex's "
-         "validator refuses)",
-         kItem4});
+         "", ""});  // item 7 (zex orders the blocks) and item 4 (zex-cpu's single exit) landed: it runs
   }
   {  // backprop: in = 16 * blocks input units, hid = 16 hidden units
     const int blocks = static_cast<int>(2 * s), in = 16 * blocks, hid = 16;
@@ -222,7 +220,7 @@ inline std::vector<Case> cases(uint32_t s = 1) {
          {f32s(ui + 1, 57), f32s(uh + 1, 58), f32s((ui + 1) * (uh + 1), 59), f32s(static_cast<size_t>(blocks) * uh, 60)},
          {buf(0), buf(1), buf(2), buf(3), local(4 * 16), local(4 * 16 * 16), i32(in), i32(hid)}, true,
          // input_cuda[in] is loaded by tx 0 of the last row of the last block only
-         {0, ui, ui, {0, 16 * static_cast<uint64_t>(blocks) - 1, 0}}, "", kItem4});
+         {0, ui, ui, {0, 16 * static_cast<uint64_t>(blocks) - 1, 0}}, "", ""});  // item 4 landed: runs
     const uint64_t top = (uh + 1) * 16 * (gy - 1) + (uh + 1) * 15 + 15 + 1 + (uh + 1);
     add({"rodinia", "backprop_kernel", "bpnn_adjust_weights_ocl", {1, gy}, {16, 16},
          {f32s(uh + 1, 61), f32s(ui + 1, 62), f32s((ui + 1) * (uh + 1), 63), f32s((ui + 1) * (uh + 1), 64)},
