@@ -82,8 +82,9 @@ struct Variant {
 class Barriers : public ::testing::TestWithParam<Variant> {
  protected:
   static zex::Module& module(const std::string& build) {
-    static std::map<std::string, zex::Module*> mods;
-    auto& m = mods[build];
+    // Never destroyed, like env(): the loader tears down first at exit.
+    static auto* mods = new std::map<std::string, zex::Module*>;
+    auto& m = (*mods)[build];
     if (!m) m = new zex::Module(env().dev, read_file(std::string(ZEX_BARRIER_KERNELS) + "/barrier_kernels_" + build + ".spv"));
     return *m;
   }
