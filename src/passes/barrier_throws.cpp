@@ -702,7 +702,6 @@ class Pass {
   }
   uint32_t add_global(Instruction i) {
     const uint32_t id = i.result_id;
-    def_extra_[id] = i.type_id;
     globals_.push_back(std::move(i));
     return id;
   }
@@ -722,9 +721,7 @@ class Pass {
     Instruction i = make_instruction(opx::TypePointer, 0, fresh(), {});
     add_operand(i, sc, SPV_OPERAND_TYPE_STORAGE_CLASS);
     add_operand(i, pointee, SPV_OPERAND_TYPE_ID);
-    const uint32_t id = add_global(std::move(i));
-    pointer_sc_[id] = sc;
-    return id;
+    return add_global(std::move(i));
   }
   uint32_t bool_constant(bool v) {
     const uint32_t t = bool_type();
@@ -829,7 +826,6 @@ class Pass {
   Module& m_;
   uint32_t next_;
   std::map<uint32_t, size_t> def_;
-  std::map<uint32_t, uint32_t> def_extra_, pointer_sc_;
   std::map<uint32_t, uint32_t> local_types_;
   std::map<uint32_t, std::string> zex_;
   std::vector<Function> fns_;
