@@ -38,7 +38,7 @@ install: build
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DZEX_SANITIZE=ON $(SANITIZE_ARGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ctest --output-on-failure --timeout 1800
+	cd $(ASAN_BUILD) && ctest --output-on-failure --timeout 1800 -j $(JOBS)
 
 # TSan: the multi-thread tests (CTest label `threads`), so only their binaries and zex-cpu are built.
 test-tsan: deps

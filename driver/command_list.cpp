@@ -50,7 +50,7 @@ ze_result_t ZE_APICALL zeCommandListCreateImmediate(ze_context_handle_t hContext
 }
 
 ze_result_t ZE_APICALL zeCommandListDestroy(ze_command_list_handle_t hCommandList) {
-  ZEXCPU_FAULT_POINT("zeCommandListDestroy");
+  ZEXCPU_DESTROY_POINT("zeCommandListDestroy", hCommandList);
   ZEXCPU_CHECK(check_list(hCommandList));
   if (hCommandList->worker) hCommandList->worker->stop();
   hCommandList->magic = kDeadMagic;

@@ -66,7 +66,7 @@ ze_result_t ZE_APICALL zeCommandQueueCreate(ze_context_handle_t hContext, ze_dev
 
 /// Joins the queue's worker (work still queued runs first, except work blocked on events).
 ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t hCommandQueue) {
-  ZEXCPU_FAULT_POINT("zeCommandQueueDestroy");
+  ZEXCPU_DESTROY_POINT("zeCommandQueueDestroy", hCommandQueue);
   if (hCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_command_queue(hCommandQueue)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   hCommandQueue->worker.stop();

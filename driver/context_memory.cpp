@@ -345,7 +345,7 @@ ze_result_t ZE_APICALL zeContextCreateEx(ze_driver_handle_t hDriver, const ze_co
 }
 
 ze_result_t ZE_APICALL zeContextDestroy(ze_context_handle_t hContext) {
-  ZEXCPU_FAULT_POINT("zeContextDestroy");
+  ZEXCPU_DESTROY_POINT("zeContextDestroy", hContext);
   ZEXCPU_CHECK(check_context(hContext));
   release_virtual_memory(hContext);
   hContext->magic = kDeadMagic;

@@ -186,7 +186,7 @@ ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t hContext, const ze_
 }
 
 ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t hEventPool) {
-  ZEXCPU_FAULT_POINT("zeEventPoolDestroy");
+  ZEXCPU_DESTROY_POINT("zeEventPoolDestroy", hEventPool);
   if (hEventPool == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (hEventPool->magic != kEventPoolMagic) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   hEventPool->magic = kDeadMagic;
@@ -223,7 +223,7 @@ ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t hEventPool, const ze
 /// "Events destroyed in flight"): a signal submitted before still happens (an armed launch stays armed),
 /// and with none to come, the event is abandoned (signalled) so that no wait on it lasts for ever.
 ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t hEvent) {
-  ZEXCPU_FAULT_POINT("zeEventDestroy");
+  ZEXCPU_DESTROY_POINT("zeEventDestroy", hEvent);
   ZEXCPU_CHECK(check_event(hEvent));
   // Under the shard's mutex: a host thread blocked in zeEventHostSynchronize read the magic before it
   // took that mutex to wait, so its read is ordered before this write.
@@ -323,7 +323,7 @@ ze_result_t ZE_APICALL zeFenceCreate(ze_command_queue_handle_t hCommandQueue, co
 }
 
 ze_result_t ZE_APICALL zeFenceDestroy(ze_fence_handle_t hFence) {
-  ZEXCPU_FAULT_POINT("zeFenceDestroy");
+  ZEXCPU_DESTROY_POINT("zeFenceDestroy", hFence);
   ZEXCPU_CHECK(check_fence(hFence));
   change_and_notify(hFence, [&] { hFence->magic = kDeadMagic; });
   delete hFence;

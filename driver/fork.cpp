@@ -4,6 +4,9 @@
 
 #include <pthread.h>
 
+#include <new>
+#include <vector>
+
 namespace zexcpu {
 namespace {
 
@@ -18,6 +21,17 @@ const int g_registered = pthread_atfork(nullptr, nullptr, on_fork_child);
 bool forked_child() noexcept {
   (void)g_registered;
   return g_forked_child;
+}
+
+void keep_inherited(const void* object) noexcept {
+  // Only a fork() child calls this, and it has one thread (its others were not copied). Never freed:
+  // it must outlive every destructor that runs at the child's exit.
+  static auto* kept = new (std::nothrow) std::vector<const void*>;
+  if (!kept) return;
+  try {
+    kept->push_back(object);
+  } catch (...) {  // out of memory: the object is still not released, only reported by LeakSanitizer
+  }
 }
 
 }  // namespace zexcpu

@@ -9,4 +9,8 @@ namespace zexcpu {
 /// True in a child of fork() (pthread_atfork, registered when zex-cpu is loaded; fork.cpp).
 bool forked_child() noexcept;
 
+/// In a fork() child: records an inherited object that the child asked to destroy. Nothing is
+/// released (the parent owns it); the record keeps it reachable until the child exits.
+void keep_inherited(const void* object) noexcept;
+
 }  // namespace zexcpu

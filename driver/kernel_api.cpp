@@ -55,7 +55,7 @@ ze_result_t ZE_APICALL zeKernelCreate(ze_module_handle_t hModule, const ze_kerne
 }
 
 ze_result_t ZE_APICALL zeKernelDestroy(ze_kernel_handle_t hKernel) {
-  ZEXCPU_FAULT_POINT("zeKernelDestroy");
+  ZEXCPU_DESTROY_POINT("zeKernelDestroy", hKernel);
   if (!hKernel) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_kernel(hKernel)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   ze_kernel_handle_t k = hKernel;

@@ -130,7 +130,7 @@ ze_result_t ZE_APICALL zeModuleCreate(ze_context_handle_t hContext, ze_device_ha
 }
 
 ze_result_t ZE_APICALL zeModuleDestroy(ze_module_handle_t hModule) {
-  ZEXCPU_FAULT_POINT("zeModuleDestroy");
+  ZEXCPU_DESTROY_POINT("zeModuleDestroy", hModule);
   if (!hModule) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_module(hModule)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   ze_module_handle_t m = hModule;
@@ -190,7 +190,7 @@ ze_result_t ZE_APICALL zeModuleDynamicLink(uint32_t numModules, ze_module_handle
 }
 
 ze_result_t ZE_APICALL zeModuleBuildLogDestroy(ze_module_build_log_handle_t hModuleBuildLog) {
-  ZEXCPU_FAULT_POINT("zeModuleBuildLogDestroy");
+  ZEXCPU_DESTROY_POINT("zeModuleBuildLogDestroy", hModuleBuildLog);
   if (!hModuleBuildLog) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_build_log(hModuleBuildLog)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   ze_module_build_log_handle_t log = hModuleBuildLog;

@@ -229,7 +229,7 @@ ze_result_t ZE_APICALL zePhysicalMemCreate(ze_context_handle_t hContext, ze_devi
 /// Errors: INVALID_ARGUMENT (not a live physical memory object of this context),
 /// HANDLE_OBJECT_IN_USE (still mapped somewhere: unmap it first; nothing is destroyed).
 ze_result_t ZE_APICALL zePhysicalMemDestroy(ze_context_handle_t hContext, ze_physical_mem_handle_t hPhysicalMemory) {
-  ZEXCPU_FAULT_POINT("zePhysicalMemDestroy");
+  ZEXCPU_DESTROY_POINT("zePhysicalMemDestroy", hPhysicalMemory);
   ZEXCPU_CHECK(check_context(hContext));
   if (hPhysicalMemory == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   std::lock_guard<std::mutex> lock(vm().mutex);
