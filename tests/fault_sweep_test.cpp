@@ -538,8 +538,17 @@ TEST(FaultSweep, EveryCallAt1st2nd3rd) {
   std::vector<Child> children;
   // The baseline first: the workload itself must be clean without a fault (and it fills PoCL's cache).
   children.push_back(Child{});
+  // ZEX_SWEEP_SHARD=k/n (CTest runs the sweep as several entries, so that they share the cores): the
+  // rules whose place in the list is k modulo n; the baseline runs in every shard.
+  unsigned shard = 0, shards = 1;
+  if (const char* v = std::getenv("ZEX_SWEEP_SHARD")) {
+    ASSERT_EQ(std::sscanf(v, "%u/%u", &shard, &shards), 2) << "ZEX_SWEEP_SHARD=" << v << ": expected k/n";
+    ASSERT_TRUE(shards > 0 && shard < shards) << "ZEX_SWEEP_SHARD=" << v << ": expected 0 <= k < n";
+  }
+  size_t place = 0;
   for (const auto& e : kEntries)
     for (unsigned n = 1; n <= 3; ++n) {
+      if (place++ % shards != shard) continue;
       Child c;
       c.spec = &e;
       c.n = n;

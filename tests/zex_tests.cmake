@@ -101,13 +101,22 @@ endfunction()
 # the children it re-executes load no other suite, and the full zex_tests runs never start it.
 if(ZEX_CPU_DRIVER)
   zex_add_process_suite(zex_fault_sweep fault_sweep_test.cpp)
-  zex_add_l0_test(zex_fault_sweep COMMAND zex_fault_sweep
-                  ENV ZEX_TEST_SWEEP=1 ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep.md)
-  # The same on the event path (zex-cpu's host synchronize switched off): the streams' event pools,
-  # events, waits, resets and polls are then the calls that fail.
-  zex_add_l0_test(zex_fault_sweep_events COMMAND zex_fault_sweep
-                  ENV ZEX_TEST_SWEEP=1 ZEX_CPU_NO_HOST_SYNCHRONIZE=1
-                      ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep_events.md)
+  # In two shards each (ZEX_SWEEP_SHARD), so that CTest spreads the ~600 children over the cores and no
+  # entry comes near its timeout: zex_fault_sweep (rules 0, 2, 4, ...) and zex_fault_sweep_2 (1, 3, ...).
+  foreach(shard IN ITEMS 0 1)
+    set(sfx "")
+    if(shard)
+      set(sfx "_2")
+    endif()
+    zex_add_l0_test(zex_fault_sweep${sfx} COMMAND zex_fault_sweep
+                    ENV ZEX_TEST_SWEEP=1 ZEX_SWEEP_SHARD=${shard}/2
+                        ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep${sfx}.md)
+    # The same on the event path (zex-cpu's host synchronize switched off): the streams' event pools,
+    # events, waits, resets and polls are then the calls that fail.
+    zex_add_l0_test(zex_fault_sweep_events${sfx} COMMAND zex_fault_sweep
+                    ENV ZEX_TEST_SWEEP=1 ZEX_CPU_NO_HOST_SYNCHRONIZE=1 ZEX_SWEEP_SHARD=${shard}/2
+                        ZEX_SWEEP_REPORT=${CMAKE_CURRENT_BINARY_DIR}/fault_sweep_events${sfx}.md)
+  endforeach()
 endif()
 # A lost device (ZEX_CPU_LOSE_DEVICE; docs/integration.md "When the device is lost"): the loss lasts
 # for the process, so each mode is a process of its own; zex-cpu only. Again under the validation layer.

@@ -12,6 +12,10 @@
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/Module.h>
 
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -78,6 +82,42 @@ Segment segment_of(const llvm::GlobalVariable& g, bool constant) {
   return string ? Segment::Strings : Segment::Constants;
 }
 
+// FNV-1a, 64-bit: the key of a segment's address (map_stable).
+uint64_t fnv(uint64_t h, const void* data, size_t n) {
+  auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// Storage for one segment at an address that depends only on `key` (the segment's contents) and on
+// how many segments with the same key this process already holds. The kernels' bitcode holds the
+// address, and PoCL's kernel cache is keyed by the bitcode: with an address of the heap (different in
+// every process, ASLR) every process compiled every kernel again, about 0.2-1 s each. The address is
+// only a hint: one that is taken (the same module built twice, another mapping, a sanitizer's shadow)
+// moves to the next slot, and after 16 the kernel's choice is taken, which is as correct, only not
+// cached across processes. Zero-filled; freed with munmap by the returned owner.
+std::shared_ptr<uint8_t> map_stable(size_t size, uint64_t key) {
+  constexpr uintptr_t kBase = 0x300000000000ull;  // above ASan's shadow, below the libraries and stacks
+  constexpr uint64_t kSlots = 1ull << 16;         // of 2 MiB: 128 GiB of address space to hash into
+  constexpr size_t kSlot = size_t(2) << 20;
+  // TSan and MSan allow application mappings only in their own ranges (a hint elsewhere is at best
+  // moved): no hints under them.
+  static const bool hints = !dlsym(RTLD_DEFAULT, "__tsan_init") && !dlsym(RTLD_DEFAULT, "__msan_init");
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t len = (size + page - 1) / page * page;
+  for (uint64_t k = hints ? 0 : 16; k <= 16; ++k) {
+    void* hint = k < 16 ? reinterpret_cast<void*>(kBase + (key + k) % kSlots * kSlot) : nullptr;
+    void* p = mmap(hint, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    if (hint && p != hint) {
+      munmap(p, len);
+      continue;
+    }
+    return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [len](uint8_t* q) { munmap(q, len); });
+  }
+  return nullptr;
+}
+
 struct Placed {
   llvm::GlobalVariable* g;
   GlobalInfo info;
@@ -140,13 +180,19 @@ ze_result_t assign_global_storage(llvm::Module& mod, const std::map<std::string,
   }
   uint8_t* base[3] = {nullptr, nullptr, nullptr};
   std::shared_ptr<uint8_t> owner[3];
+  uint64_t key[3] = {0xcbf29ce484222325ull, 0xcbf29ce484222325ull, 0xcbf29ce484222325ull};
+  for (const Placed& p : placed) {  // what a segment holds decides where it goes
+    uint64_t& h = key[static_cast<int>(p.info.segment)];
+    h = fnv(h, p.info.name.data(), p.info.name.size());
+    h = fnv(h, &p.offset, sizeof p.offset);
+    h = fnv(h, p.bytes.data(), p.bytes.size());
+  }
   for (int s = 0; s < 3; ++s) {
     if (segment_size[s] == 0) continue;
-    size_t alloc = (segment_size[s] + 63) & ~size_t(63);
-    base[s] = static_cast<uint8_t*>(aligned_alloc(64, alloc));
-    if (!base[s]) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    owner[s].reset(base[s], free);
-    memset(base[s], 0, alloc);
+    key[s] = fnv(key[s], &s, sizeof s);
+    owner[s] = map_stable(segment_size[s], key[s]);
+    if (!owner[s]) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    base[s] = owner[s].get();
     out->blocks.push_back(StorageBlock{owner[s], segment_size[s], static_cast<Segment>(s)});
   }
   for (Placed& p : placed) {

@@ -124,3 +124,41 @@ __kernel void loop_barrier(__global float* out, __global const float* in, uint n
   }
   out[g] = acc;
 }
+
+// Rodinia particlefilter's likelihood kernel (issue 24, item 6: the merge once gave PoCL's work-group
+// former a shape it aborted on): a guarded particle update through a value-returning helper with a
+// check, a loop over the particle's neighbourhood whose computed index is checked, a barrier, then a
+// tree reduction of the group's weights with a barrier per step. Integer arithmetic, so that the host
+// computes the same values exactly.
+uint pf_step(__global const uint* seed, size_t i, uint n, zex_state_t zex) {
+  ZEX_CHECK_BOUNDS_RET(zex, i, n, 0u);  // LINE:pf_step
+  return seed[i] * 1103515245u + 12345u;
+}
+__kernel void likelihood(__global uint* partial, __global uint* weights, __global const uint* seed,
+                         __global const uint* img, __global const uint* offs, uint particles, uint n, uint img_n,
+                         uint ones, zex_state_t zex) {
+  __local uint buffer[G];
+  uint t = get_local_id(0);
+  size_t i = get_global_id(0);
+  uint w = 0;
+  if (i < particles) {
+    uint x = pf_step(seed, i, n, zex) % 7u;
+    uint sum = 0;
+    for (uint j = 0; j < ones; ++j) {
+      size_t ind = i + x + offs[j];
+      ZEX_CHECK_BOUNDS(zex, ind, img_n);  // LINE:pf_ind
+      sum += img[ind];
+    }
+    w = sum / ones;
+    weights[i] = w;
+  }
+  buffer[t] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  buffer[t] = w;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = get_local_size(0) / 2; s > 0; s >>= 1) {
+    if (t < s) buffer[t] += buffer[t + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (t == 0) partial[get_group_id(0)] = buffer[0];
+}

@@ -286,6 +286,79 @@ TEST_P(Barriers, LoopWithBarrier) {
   EXPECT_EQ(out[N - 1], expected(N - 1));
 }
 
+// Rodinia particlefilter's likelihood shape (item 6): the throws are in a value-returning helper and
+// in a loop before the barriers; a group without a thrower reduces exactly what the host reduces.
+TEST_P(Barriers, Likelihood) {
+  constexpr uint32_t ones = 5, img_n = N + 6 + 4 + 1;  // the largest index: i + 6 + offs[4]
+  constexpr uint32_t kUnset = 0xdeadbeefu;
+  Usm<uint32_t> partial(kGroups, kUnset), weights(N, kUnset), seed(N), img(img_n), offs(ones);
+  for (uint32_t i = 0; i < N; ++i) seed[i] = i * 2654435761u;
+  for (uint32_t i = 0; i < img_n; ++i) img[i] = (i * 37u) % 101u;
+  for (uint32_t j = 0; j < ones; ++j) offs[j] = j;
+  auto x_of = [&](uint32_t i) { return (seed[i] * 1103515245u + 12345u) % 7u; };
+  auto weight = [&](uint32_t i) {
+    uint32_t sum = 0;
+    for (uint32_t j = 0; j < ones; ++j) sum += img[i + x_of(i) + offs[j]];
+    return sum / ones;
+  };
+  auto group_sum = [&](uint32_t grp, uint32_t particles) {
+    uint32_t s = 0;
+    for (uint32_t i = grp * G; i < (grp + 1) * G && i < particles; ++i) s += weight(i);
+    return s;
+  };
+  zex::Kernel k = kernel("likelihood");
+  const uint32_t particles = N - 5;  // the guard of the original: the last items only take part in the sum
+  auto run = [&](uint32_t n, uint32_t in) {
+    env().stream.launch(k, cfg(), partial.get(), weights.get(), seed.get(), img.get(), offs.get(), particles, n, in,
+                        ones);
+  };
+  run(N, img_n);
+  env().stream.synchronize();
+  for (uint32_t grp = 0; grp < kGroups; ++grp) EXPECT_EQ(partial[grp], group_sum(grp, particles)) << grp;
+  for (uint32_t i = 0; i < particles; ++i) EXPECT_EQ(weights[i], weight(i)) << i;
+
+  // The image shrunk: the particles whose neighbourhood reaches past it throw in the loop.
+  const uint32_t shrunk = particles + 4;
+  uint32_t throwers = 0, first_thrower = N;
+  for (uint32_t i = 0; i < particles; ++i)
+    if (i + x_of(i) + offs[ones - 1] >= shrunk) {
+      ++throwers;
+      first_thrower = std::min(first_thrower, i);
+    }
+  ASSERT_GT(throwers, 0u);
+  ASSERT_GE(first_thrower, G) << "the first group must stay free of throwers";
+  for (uint32_t i = 0; i < N; ++i) weights[i] = kUnset;
+  for (uint32_t grp = 0; grp < kGroups; ++grp) partial[grp] = kUnset;
+  zex::KernelException e = thrown([&] { run(N, shrunk); });
+  expect_bounds(e, "likelihood", "pf_ind", throwers, shrunk, shrunk, particles + 6 + ones);
+  for (uint32_t grp = 0; grp < first_thrower / G; ++grp) EXPECT_EQ(partial[grp], group_sum(grp, particles)) << grp;
+  for (uint32_t i = 0; i < first_thrower; ++i) EXPECT_EQ(weights[i], weight(i)) << i;
+  for (uint32_t i = first_thrower; i < particles; ++i) {
+    if (i + x_of(i) + offs[ones - 1] >= shrunk) {
+      EXPECT_EQ(weights[i], kUnset) << "thrower " << i << "'s store happened";
+    }
+  }
+
+  // The seed table shrunk: the last particles throw in the helper, before the loop.
+  const uint32_t n = particles - 3;
+  for (uint32_t i = 0; i < N; ++i) weights[i] = kUnset;
+  e = thrown([&] { run(n, img_n); });
+  expect_bounds(e, "likelihood", "pf_step", 3, n, n, particles - 1);
+  if (level() >= 2) {
+    ASSERT_GE(e.frames().size(), 2u) << e.what();
+    EXPECT_EQ(e.frames()[0].function, "pf_step") << e.what();
+    EXPECT_EQ(e.frames()[1].function, "likelihood") << e.what();
+  }
+  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(weights[i], weight(i)) << i;
+  for (uint32_t i = n; i < particles; ++i) EXPECT_EQ(weights[i], kUnset) << "thrower " << i << "'s store happened";
+  for (uint32_t grp = 0; grp + 1 < kGroups; ++grp) EXPECT_EQ(partial[grp], group_sum(grp, particles)) << grp;
+
+  // The stream works on.
+  run(N, img_n);
+  env().stream.synchronize();
+  EXPECT_EQ(partial[kGroups - 1], group_sum(kGroups - 1, particles));
+}
+
 std::string variant_name(const ::testing::TestParamInfo<Variant>& i) {
   return std::string(i.param.build) + "_level" + std::to_string(i.param.level);
 }
