@@ -95,8 +95,10 @@ ze_result_t build_for_pocl(llvm::Module& mod, const char* build_flags,
   }
 
   if (ze_result_t r = assign_global_storage(mod, shared, out); r != ZE_RESULT_SUCCESS) return r;
-  // What PoCL 3.1 cannot take as it is: kernels with several exits, and long kernel names.
+  // What PoCL 3.1 cannot take as it is: kernels with several exits, undefined phi inputs in kernels with
+  // barriers, and long kernel names.
   give_kernels_one_exit(mod);
+  define_undefined_phi_inputs(mod);
   give_pocl_names(mod, &out->kernels);
   return build_with_pocl(mod, build_flags, context, device, out);
 }

@@ -85,6 +85,12 @@ unsigned leave_at_the_next_barrier(llvm::Function& f);
 /// changed.
 unsigned give_kernels_one_exit(llvm::Module& m);
 
+// --- defined_phis.cpp: undefined phi inputs made zero, for PoCL's barriers ---------------------------
+
+/// In every kernel of `m` that calls a work-group barrier: each `undef`/`poison` input of a phi becomes
+/// zero (PoCL 3.1 mis-runs such phis live across a barrier). Returns how many inputs changed.
+unsigned define_undefined_phi_inputs(llvm::Module& m);
+
 // --- kernel_metadata.cpp: what Level Zero needs to know about kernels --------------------------------
 
 /// Fills out->kernels (arguments, required sizes, source attributes) and out->imports.

@@ -455,6 +455,47 @@ TEST(BoundsVersioning, AGuardedThrowGetsAFastCopy) {
   EXPECT_EQ(m->getFunction("k")->getEntryBlock().getName(), "zex.version");
 }
 
+// --- defined_phis.cpp ---------------------------------------------------------------------------------
+
+// A loop of barriers with a flag that is undefined when the loop does not run (hotspot's `computed`):
+// the undefined input becomes false in the kernel with a barrier, and stays in the one without.
+TEST(DefinedPhis, UndefinedInputsOfPhisBecomeZeroInKernelsWithBarriers) {
+  llvm::LLVMContext ctx;
+  const std::string body =
+      "(i32 addrspace(1)* %o, i32 %n, i32 %t) {\n"
+      "entry:\n  %go = icmp sgt i32 %n, 0\n  br i1 %go, label %loop, label %done\n"
+      "loop:\n  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]\n  %c = icmp slt i32 %t, %i\n"
+      "  BARRIER  %i1 = add i32 %i, 1\n  %more = icmp slt i32 %i1, %n\n  br i1 %more, label %loop, label %done\n"
+      "done:\n  %f = phi i1 [ undef, %entry ], [ %c, %loop ]\n  %v = phi i32 [ poison, %entry ], [ %i1, %loop ]\n"
+      "  br i1 %f, label %st, label %out\n"
+      "st:\n  store i32 %v, i32 addrspace(1)* %o\n  br label %out\n"
+      "out:\n  ret void\n}\n";
+  auto with = [&](const std::string& name, const std::string& barrier) {
+    std::string b = body;
+    b.replace(b.find("BARRIER"), 7, barrier);
+    return "define spir_kernel void @" + name + b;
+  };
+  auto m = parse_ir(ctx, "declare spir_func void @_Z7barrierj(i32)\n" +
+                             with("k", "call spir_func void @_Z7barrierj(i32 1)\n") + with("plain", ""));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(define_undefined_phi_inputs(*m), 2u) << "the flag's undef and the value's poison, in k only";
+  EXPECT_EQ(verify(*m), "");
+  for (const char* f : {"k", "plain"}) {
+    const llvm::BasicBlock* done = nullptr;
+    for (const llvm::BasicBlock& bb : *m->getFunction(f))
+      if (bb.getName() == "done") done = &bb;
+    ASSERT_NE(done, nullptr);
+    for (const llvm::PHINode& phi : done->phis()) {
+      const llvm::Value* in = phi.getIncomingValueForBlock(&m->getFunction(f)->getEntryBlock());
+      if (std::string(f) == "k")
+        EXPECT_TRUE(llvm::isa<llvm::Constant>(in) && llvm::cast<llvm::Constant>(in)->isNullValue()) << f;
+      else
+        EXPECT_TRUE(llvm::isa<llvm::UndefValue>(in)) << "a kernel without barriers is left as it is";
+    }
+  }
+  EXPECT_EQ(define_undefined_phi_inputs(*m), 0u) << "a second time changes nothing";
+}
+
 // --- single_exit.cpp ----------------------------------------------------------------------------------
 
 // The blocks of `f` without successors.
