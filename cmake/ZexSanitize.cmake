@@ -64,13 +64,10 @@ if(ZEX_SANITIZE_MODE STREQUAL "address")
     "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1")
 else()
   # A race report makes the process exit with 66 at its end (TSan's default), which fails the test.
-  # ZEX_CPU_TRANSLATE_IN_PROCESS=1: zex-cpu translates SPIR-V in a fork()ed child, and a child forked
-  # from a multi-threaded TSan process can hang in TSan's own locks (a clean-clone CI run saw "the SPIR-V
-  # translator did not finish within 300 s" in Module.BuildsEachLevelOnceUnderConcurrency with a cold
-  # translation cache; warm reruns pass). In process, the translation is the same code, unforked.
+  # (zex-cpu translates SPIR-V in process by itself under any sanitizer: a child forked from a
+  # multi-threaded TSan or ASan process can hang in the sanitizer's locks; compiler/translate.cpp.)
   list(APPEND ZEX_SANITIZE_TEST_ENV
-    "TSAN_OPTIONS=suppressions=${zex_supp_dir}/tsan.supp:print_suppressions=0:second_deadlock_stack=1"
-    "ZEX_CPU_TRANSLATE_IN_PROCESS=1")
+    "TSAN_OPTIONS=suppressions=${zex_supp_dir}/tsan.supp:print_suppressions=0:second_deadlock_stack=1")
 endif()
 
 # zex_sanitize_tests(): appends ZEX_SANITIZE_TEST_ENV to every test of the calling directory. CMake 3.25

@@ -20,11 +20,7 @@ namespace {
 bool calls_barrier(const llvm::Function& f) {
   for (const llvm::BasicBlock& bb : f)
     for (const llvm::Instruction& i : bb)
-      if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&i))
-        if (const llvm::Function* callee = call->getCalledFunction()) {
-          llvm::StringRef n = callee->getName();
-          if (n.contains("barrier") && !n.contains("sub_group")) return true;
-        }
+      if (is_work_group_barrier(i)) return true;
   return false;
 }
 

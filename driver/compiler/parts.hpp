@@ -15,6 +15,7 @@ namespace llvm {
 class Constant;
 class DataLayout;
 class Function;
+class Instruction;
 class LLVMContext;
 class Module;
 }  // namespace llvm
@@ -40,8 +41,14 @@ bool check_spirv(const uint8_t* input, size_t size, SpirvFacts* facts, std::stri
 
 // --- translate.cpp: SPIR-V -> LLVM bitcode with libLLVMSPIRVLib, in a child process -----------------
 
+/// The sanitizer whose runtime is in the process (its init entry point is exported, whichever library
+/// was built with it), or None; looked up once. Under one the translation runs in process (its
+/// allocator is not fork()-safe), and program_globals.cpp gives no address hints under TSan/MSan.
+enum class Sanitizer { None, Address, HwAddress, Thread, Memory };
+Sanitizer sanitizer_in_process();
+
 /// Translates SPIR-V `bytes` with `constants` applied. True with `bitcode`, or false with `err`.
-/// Runs the translator in a fork()ed child unless ZEX_CPU_TRANSLATE_IN_PROCESS=1.
+/// Runs the translator in a fork()ed child unless ZEX_CPU_TRANSLATE_IN_PROCESS=1 or under a sanitizer.
 bool translate_isolated(const std::string& bytes, const SpecConstants& constants, std::string* bitcode,
                         std::string* err);
 
@@ -84,6 +91,9 @@ unsigned leave_at_the_next_barrier(llvm::Function& f);
 /// give_one_exit and leave_at_the_next_barrier for every kernel of `m` (after inlining). Returns how many
 /// changed.
 unsigned give_kernels_one_exit(llvm::Module& m);
+/// A work-group barrier as PoCL sees it: barrier, work_group_barrier (any overload), and what calls them
+/// after inlining (the group collectives of group_builtins.cl). A sub-group is one work-item here.
+bool is_work_group_barrier(const llvm::Instruction& i);
 
 // --- defined_phis.cpp: undefined phi inputs made zero, for PoCL's barriers ---------------------------
 

@@ -12,7 +12,6 @@
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/Module.h>
 
-#include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -101,10 +100,9 @@ std::shared_ptr<uint8_t> map_stable(size_t size, uint64_t key) {
   constexpr uint64_t kSlots = 1ull << 16;         // of 2 MiB: 128 GiB of address space to hash into
   constexpr size_t kSlot = size_t(2) << 20;
   // TSan and MSan allow application mappings only in their own ranges (a hint elsewhere is at best
-  // moved): no hints under them. ASan is asked first: a dlsym that fails leaves glibc's error record in
-  // thread-local storage, which LeakSanitizer (run with use_tls=0 here) reports as a leak.
-  static const bool hints = dlsym(RTLD_DEFAULT, "__asan_init") ||
-                            (!dlsym(RTLD_DEFAULT, "__tsan_init") && !dlsym(RTLD_DEFAULT, "__msan_init"));
+  // moved): no hints under them.
+  const Sanitizer san = sanitizer_in_process();
+  const bool hints = san != Sanitizer::Thread && san != Sanitizer::Memory;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t len = (size + page - 1) / page * page;
   for (uint64_t k = hints ? 0 : 16; k <= 16; ++k) {

@@ -51,11 +51,7 @@ bool give_one_exit(llvm::Function& f) {
   return true;
 }
 
-namespace {
-
-// A work-group barrier as PoCL sees it: barrier, work_group_barrier (any overload), and what calls
-// them after inlining (the group collectives of group_builtins.cl). A sub-group is one work-item here.
-bool is_barrier(const llvm::Instruction& i) {
+bool is_work_group_barrier(const llvm::Instruction& i) {
   const auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
   const llvm::Function* callee = call ? call->getCalledFunction() : nullptr;
   if (!callee) return false;
@@ -63,9 +59,11 @@ bool is_barrier(const llvm::Instruction& i) {
   return n.contains("barrier") && !n.contains("sub_group");
 }
 
+namespace {
+
 llvm::Instruction* first_barrier(llvm::BasicBlock& bb) {
   for (llvm::Instruction& i : bb)
-    if (is_barrier(i)) return &i;
+    if (is_work_group_barrier(i)) return &i;
   return nullptr;
 }
 
