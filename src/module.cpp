@@ -178,7 +178,6 @@ Module::Module(const Device& dev, const void* data, size_t size_bytes) {
 
 void Module::init(const Device& dev, const std::vector<uint32_t>& words) {
   if (!dev) throw zex::InvalidArgument("zex::Module: empty zex::Device");
-  detail::validate_spirv(words, "the module's SPIR-V");
   detail::LinkedModule linked = detail::link_module(words);
   state_ = std::make_shared<detail::ModuleState>(dev, std::move(linked.words), std::move(linked.sites));
 }

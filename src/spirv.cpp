@@ -9,10 +9,12 @@
 #include <spirv-tools/linker.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +46,22 @@ struct Diagnostics {
   }
 };
 
+// Step times for `zex-spirv link --times` (LinkSteps in <zex/detail/spirv.hpp>): nothing without one.
+class StepClock {
+ public:
+  explicit StepClock(LinkSteps* steps) : steps_(steps), last_(std::chrono::steady_clock::now()) {}
+  void step(const char* name) {
+    if (!steps_) return;
+    const auto now = std::chrono::steady_clock::now();
+    steps_->emplace_back(name, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  LinkSteps* steps_;
+  std::chrono::steady_clock::time_point last_;
+};
+
 // The module the validator is shown: its blocks in dominance order (passes::order_blocks: llvm-spirv-15
 // writes some -O2 loops' exits before their bodies, which Intel's driver reads and zex::Module hands on
 // reordered), in SPIR-V 1.4+ its entry-point interfaces completed (passes::complete_entry_point_interfaces:
@@ -59,20 +77,6 @@ std::vector<uint32_t> validator_view(const std::vector<uint32_t>& words, bool ow
       const bool stripped = passes::strip_debug_info(m) != 0;
       const bool renamed = !own_names && passes::unique_names(m) != 0;
       return ordered || completed || stripped || renamed;
-    });
-  } catch (const std::invalid_argument&) {
-    return words;
-  }
-}
-
-// What the passes start from and the driver gets: the user's module with its blocks in dominance
-// order and its entry-point interfaces completed; a binary that does not parse as it is (the validator
-// reports it).
-std::vector<uint32_t> prepared(const std::vector<uint32_t>& words) {
-  try {
-    return passes::run_on_words(words, [](passes::Module& m) {
-      const bool ordered = passes::order_blocks(m);
-      return passes::complete_entry_point_interfaces(m) || ordered;
     });
   } catch (const std::invalid_argument&) {
     return words;
@@ -127,7 +131,8 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
 
 namespace {
 
-std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t> lib, uint32_t version) {
+// SPIRV-Tools' linker: what link_device_library declines (docs/spirv-passes.md, "The link").
+std::vector<uint32_t> link_with_spirv_tools(std::vector<uint32_t> mine, std::vector<uint32_t> lib, uint32_t version) {
   mine[1] = lib[1] = version;
   spvtools::Context ctx(passes::target_env(mine));
   Diagnostics diag;
@@ -153,18 +158,51 @@ std::vector<uint32_t> link_once(std::vector<uint32_t> mine, std::vector<uint32_t
     throw zex::InvalidArgument("zex::Module: linking the module with the zex device library failed; "
                                 "SPIRV-Tools says:\n" +
                                 (diag.text.empty() ? std::string("(no diagnostic)") : diag.text));
-  // The library's functions may use its own module-scope variables, which only the linked module's
-  // entry points can list (SPIR-V 1.4+); the blocks stay in dominance order whatever a pass did.
-  try {
-    return passes::run_on_words(linked, [](passes::Module& m) {
-      const bool expanded = passes::expand_decoration_groups(m);
-      const bool merged = passes::merge_duplicate_builtins(m);
-      const bool ordered = passes::order_blocks(m);
-      return passes::complete_entry_point_interfaces(m) || expanded || merged || ordered;
-    });
-  } catch (const std::invalid_argument&) {
-    return linked;
+  return linked;
+}
+
+// What zex hands the driver, and the module the validator is shown of it.
+struct Linked {
+  std::vector<uint32_t> words;
+  passes::Module module;
+};
+
+// The user module (after the passes) linked with the device library: zex's own linker on the parsed
+// module, SPIRV-Tools' where zex's declines the shape or `spirv_tools`; then the repairs the linked
+// module needs. The library's functions may use its own module-scope variables, which only the linked
+// module's entry points can list (SPIR-V 1.4+); the blocks stay in dominance order whatever a pass did.
+Linked link_once(passes::Module mine, const passes::Module& lib, const std::vector<uint32_t>& lib_words, uint32_t version,
+                 bool spirv_tools) {
+  mine.header[1] = version;
+  bool linked = false;
+  if (!spirv_tools) {
+    try {
+      linked = passes::link_device_library(mine, lib);
+    } catch (const std::invalid_argument&) {
+    }
   }
+  if (!linked) mine = passes::parse(link_with_spirv_tools(passes::to_words(mine), lib_words, version));
+  try {
+    passes::Module m = mine;
+    passes::expand_decoration_groups(m);
+    passes::merge_duplicate_builtins(m);
+    passes::order_blocks(m);
+    passes::complete_entry_point_interfaces(m);
+    mine = std::move(m);
+  } catch (const std::invalid_argument&) {
+  }
+  std::vector<uint32_t> words = passes::to_words(mine);
+  return Linked{std::move(words), std::move(mine)};
+}
+
+// Validates what the validator is shown of `m` (passes::validator_words); if it refuses, validate_spirv
+// on the words words the message.
+void validate_module(const passes::Module& m, const std::vector<uint32_t>& words, const char* what) {
+  spvtools::SpirvTools tools(passes::target_env(words));
+  tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
+  if (tools.Validate(passes::validator_words(m, false))) return;
+  validate_spirv(words, what);
+  throw zex::InvalidArgument(std::string("zex::Module: ") + what + " is invalid (no diagnostic)");
 }
 
 }  // namespace
@@ -175,7 +213,8 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
 }
 
 LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
-                         bool merge_throw_sites, bool wrap_strings) {
+                         bool merge_throw_sites, bool wrap_strings, LinkSteps* steps) {
+  StepClock clock(steps);
   // A module of SPIR-V 1.0-1.3 gets the library built for SPIR-V <= 1.3, a newer one the 1.4 build.
   // SPIRV-Tools' linker refuses modules of different versions, so both are declared at the higher of
   // the two versions: raising a module's declared version keeps it valid, and the linked module then
@@ -189,90 +228,142 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
     throw zex::RuntimeError(
         "zex::Module: this zex library was built without its device library (zex_device.spv); "
         "rebuild zex with the device/ directory");
-  if (user.size() < 5) throw zex::InvalidArgument("zex::Module: the module is not SPIR-V (shorter than its header)");
+  if (user.size() < 5 || user[0] != kMagic) validate_spirv(user, "the module's SPIR-V");  // throws its message
   const uint32_t version = std::max(user_version, library[1]);
+  // The user module is parsed once; every step below works on that parse (a binary that does not
+  // parse is refused with the validator's diagnostic).
+  passes::Module completed;
+  try {
+    completed = passes::parse(user);
+  } catch (const std::invalid_argument&) {
+    validate_spirv(user, "the module's SPIR-V");
+    throw;
+  }
+  // A pass that declines a shape throws; it may have changed the module by then, so each runs on a
+  // module whose words were kept first (a copy of the words is one allocation, a copy of the parsed
+  // module one per instruction), and a decline parses them again. Any exception of a pass but an
+  // allocation failure is a decline: the passes see the user's module before the validator does.
+  auto guarded = [](passes::Module& m, auto&& pass) {
+    std::vector<uint32_t> before = passes::to_words(m);
+    try {
+      return pass(m);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception&) {
+      m = passes::parse(before);
+      return false;
+    }
+  };
   // llvm-spirv-15 writes some -O2 loops' exit blocks before their bodies and leaves out of the
   // entry-point interfaces the variables reached only through constants (a table of strings); SPIR-V
-  // requires neither, so both are repaired first: the passes and the validation after the link see,
-  // and the driver gets, the repaired module.
-  const std::vector<uint32_t> completed = prepared(user);
+  // requires neither, so both are repaired first: the passes and the validation see, and the driver
+  // gets, the repaired module.
+  guarded(completed, [](passes::Module& m) {
+    const bool ordered = passes::order_blocks(m);
+    return passes::complete_entry_point_interfaces(m) || ordered;
+  });
+  const std::vector<uint32_t> completed_words = passes::to_words(completed);
+  clock.step("parse and repair");
+  const passes::Module lib = passes::parse(library);
   // A throw ends the work-item wherever it happens, and every throw path zex can identify gets an id
   // whose name, reason and frames the host keeps (docs/spirv-passes.md, "number_throw_paths"). First,
   // so that the string pass sees only the throws left with strings and the merge shares the sites.
-  SiteTable sites;
   // In kernels where a barrier can follow a throw, the thrower runs on to every barrier instead of
   // returning (docs/spirv-passes.md, "Throws before barriers"). A shape the pass declines keeps the
   // throw's return; the flags were applied either way.
-  auto converge = [](passes::Module& m) {
-    try {
-      passes::Module copy = m;
-      if (passes::converge_throws_at_barriers(copy)) m = std::move(copy);
-    } catch (const std::invalid_argument&) {
+  SiteTable sites;
+  auto number = [&](SiteTable* table, passes::Module& m) {
+    if (!merge_throw_sites) return false;
+    const bool changed = guarded(m, [&](passes::Module& x) { return passes::number_throw_paths(x, table); });
+    if (!changed) {
+      if (table) table->clear();
+      return false;
     }
+    guarded(m, [](passes::Module& x) { return passes::converge_throws_at_barriers(x); });
     return true;
   };
-  auto number = [&](SiteTable* table) {
-    if (!merge_throw_sites) return completed;
-    try {
-      return passes::run_on_words(completed, [&](passes::Module& m) { return passes::number_throw_paths(m, table) && converge(m); });
-    } catch (const std::invalid_argument&) {
-      if (table) table->clear();
-      return completed;
-    }
-  };
-  const std::vector<uint32_t> numbered = number(&sites);
   // Strings passed to zex become struct-wrapped constants, so that Intel's compiler keeps them out of
   // .data.const.string, which the host cannot read on NEO 22.43 (docs/abi.md, "Where strings live").
   // Done before the merge: the merge then shares the rewritten sites as it shared the plain ones.
-  auto wrap = [&](const std::vector<uint32_t>& w) {
-    try {
-      return wrap_strings ? passes::wrap_zex_strings(w) : w;
-    } catch (const std::invalid_argument&) {
-      return w;
-    }
+  auto wrap = [&](passes::Module& m) {
+    if (wrap_strings) guarded(m, [](passes::Module& x) { return passes::wrap_zex_strings(x); });
   };
   // One shared throw block per function instead of one per throw site: Intel's compiler inlines the
   // whole cold path at every site and never merges identical cold blocks (docs/benchmarks-igc.md).
-  auto merge = [&](const std::vector<uint32_t>& w) {
-    try {
-      return merge_throw_sites ? passes::merge_throw_sites(w) : w;
-    } catch (const std::invalid_argument&) {
-      return w;
-    }
+  auto merge = [&](passes::Module& m) {
+    if (merge_throw_sites) guarded(m, [](passes::Module& x) { return passes::merge_throw_sites(x); });
   };
-  // What zex hands the driver must be valid too; an error here is zex's bug, not the user's. Should a
-  // pass have produced something the validator refuses, the module is linked without that pass: the
-  // passes are repairs and optimizations, never the reason a module is refused. The site table holds
-  // only with the numbering pass's output. Each attempt is made only when the one before it failed
-  // (every pass is linear in the module, but a module of thousands of kernels makes each a second
-  // or so), and an attempt whose words equal the previous one's is skipped.
+  // What zex hands the driver must be valid. The validator checks the linked module only: when it
+  // refuses the first attempt, the user's module is validated, and refused with the validator's
+  // message if it is invalid; otherwise the refusal is zex's bug, not the user's. Should a pass have
+  // produced something the validator refuses, the module is linked without that pass: the passes are
+  // repairs and optimizations, never the reason a module is refused. The site table holds only with
+  // the numbering pass's output. Each attempt is made only when the one before it failed, and an
+  // attempt whose words equal the previous one's is skipped; zex's own linker's output that the
+  // validator refuses is linked again with SPIRV-Tools' before the next attempt.
   struct Attempt {
-    std::function<std::vector<uint32_t>()> words;
+    std::function<bool(passes::Module&)> make;  // false: nothing new to try
     bool numbered;
   };
   const std::vector<Attempt> attempts{
-      {[&] { return numbered != completed ? merge(wrap(numbered)) : std::vector<uint32_t>{}; }, true},
+      {[&](passes::Module& m) {
+         if (!number(&sites, m)) return false;
+         clock.step("number throw paths");
+         wrap(m);
+         clock.step("wrap strings");
+         merge(m);
+         clock.step("merge throw sites");
+         return true;
+       },
+       true},
       // Without the ids (a device library without zex_throw_site, say), a throw still ends the work-item.
-      {[&] {
-         const std::vector<uint32_t> flagged = number(nullptr);
-         return flagged != completed && flagged != numbered ? merge(wrap(flagged)) : std::vector<uint32_t>{};
+      {[&](passes::Module& m) {
+         if (!number(nullptr, m)) return false;
+         wrap(m);
+         merge(m);
+         return true;
        },
        false},
-      {[&] { return merge(wrap(completed)); }, false},
-      {[&] { return wrap(completed); }, false},
-      {[&] { return completed; }, false}};
+      {[&](passes::Module& m) {
+         wrap(m);
+         merge(m);
+         return true;
+       },
+       false},
+      {[&](passes::Module& m) {
+         wrap(m);
+         return true;
+       },
+       false},
+      {[&](passes::Module&) { return true; }, false}};
   std::vector<uint32_t> previous;
   std::exception_ptr failure;
+  bool user_validated = false;
+  bool first = true;
   for (const Attempt& a : attempts) {
-    std::vector<uint32_t> w = a.words();
-    if (w.empty() || w == previous) continue;
+    passes::Module m = first ? std::move(completed) : passes::parse(completed_words);
+    first = false;
+    if (!a.make(m)) continue;
+    std::vector<uint32_t> w = passes::to_words(m);
+    if (w == previous) continue;
     previous = std::move(w);
-    try {
-      std::vector<uint32_t> linked = link_once(previous, library, version);
-      validate_spirv(linked, "the module linked with the zex device library");
-      return LinkedModule{std::move(linked), a.numbered ? std::move(sites) : SiteTable{}};
-    } catch (const std::invalid_argument&) {
-      failure = std::current_exception();  // the last attempt's error is the one reported
+    for (bool spirv_tools : {false, true}) {
+      try {
+        Linked linked = link_once(spirv_tools ? passes::parse(previous) : std::move(m), lib, library, version, spirv_tools);
+        clock.step(spirv_tools ? "link (SPIRV-Tools)" : "link");
+        validate_module(linked.module, linked.words, "the module linked with the zex device library");
+        clock.step("validate the linked module");
+        return LinkedModule{std::move(linked.words), a.numbered ? std::move(sites) : SiteTable{}};
+      } catch (const std::invalid_argument&) {
+        failure = std::current_exception();  // the last attempt's error is the one reported
+      }
+      if (!user_validated) {
+        user_validated = true;
+        spvtools::SpirvTools tools(passes::target_env(user));
+        tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
+        if (!tools.Validate(passes::validator_words(passes::parse(completed_words), false)))
+          validate_spirv(user, "the module's SPIR-V");  // throws the validator's message
+      }
     }
   }
   std::rethrow_exception(failure);

@@ -7,6 +7,7 @@
 //              [--no-strings]               ... without the string wrapping (for comparisons only: the
 //                                               strings then land where NEO 22.43's host cannot read them)
 //              [--library lib.spv]          ... with another device library than the embedded one
+//              [--times]                    ... and the seconds each step took, on stderr
 //   zex-spirv validate in.spv              the validation zex::Module does (debug information set aside)
 //   zex-spirv kernels  in.spv              the kernel names, one a line
 //   zex-spirv calls    in.spv              for each imported function: its import name and call count
@@ -36,7 +37,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: zex-spirv merge <in.spv> -o <out.spv>\n"
-               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--no-strings] [--library <lib.spv>]\n"
+               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--no-strings] [--library <lib.spv>] [--times]\n"
                "       zex-spirv validate <in.spv>\n"
                "       zex-spirv kernels <in.spv>\n"
                "       zex-spirv calls <in.spv>\n"
@@ -66,7 +67,7 @@ int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const std::string cmd = argv[1];
   std::string in, out, library;
-  bool merge = true, strings = true;
+  bool merge = true, strings = true, times = false;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" && i + 1 < argc)
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
       merge = false;
     else if (a == "--no-strings")
       strings = false;
+    else if (a == "--times")
+      times = true;
     else if (in.empty() && (a.empty() || a[0] != '-'))
       in = a;
     else
@@ -84,7 +87,7 @@ int main(int argc, char** argv) {
   }
   if (in.empty()) return usage();
   const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap" || cmd == "throws";
-  if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || (!library.empty() && cmd != "sites")))) return usage();
+  if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || times || (!library.empty() && cmd != "sites")))) return usage();
   try {
     const std::vector<uint32_t> words = read_spirv(in);
     if (cmd == "merge") {
@@ -97,12 +100,13 @@ int main(int argc, char** argv) {
                     return zex::passes::converge_throws_at_barriers(m) || numbered;
                   }));
     } else if (cmd == "link") {
-      zex::detail::validate_spirv(words, "the module's SPIR-V");
       std::vector<uint32_t> lib;
       if (!library.empty()) lib = read_spirv(library);
-      write_spirv(out, zex::detail::link_with_device_library(words, library.empty() ? nullptr : &lib, merge, strings));
+      zex::detail::LinkSteps steps;
+      write_spirv(out, zex::detail::link_module(words, library.empty() ? nullptr : &lib, merge, strings,
+                                                times ? &steps : nullptr).words);
+      for (const auto& [step, seconds] : steps) std::fprintf(stderr, "%8.3f s  %s\n", seconds, step.c_str());
     } else if (cmd == "sites") {
-      zex::detail::validate_spirv(words, "the module's SPIR-V");
       std::vector<uint32_t> lib;
       if (!library.empty()) lib = read_spirv(library);
       const zex::detail::SiteTable sites = zex::detail::link_module(words, library.empty() ? nullptr : &lib).sites;

@@ -85,6 +85,9 @@ class Pass {
     for (auto& [id, name] : imported_functions(m_))
       if (name.rfind("zex_", 0) == 0) zex_[id] = name;
     if (zex_.empty()) return false;
+    // Most modules have no barrier at all: nothing to do, and no copy of every function made.
+    if (std::none_of(m_.insts.begin(), m_.insts.end(), [](const Instruction& i) { return is_barrier_like(i.opcode); }))
+      return false;
     collect_functions();
     mark_barriers();
     std::set<uint32_t> entries, wrappers;
@@ -190,6 +193,9 @@ class Pass {
 
   // ---- the kernel ----
   bool converge(Function& f) {
+    // A kernel whose call tree has no barrier keeps its returns (and this pass stays linear in the
+    // module: the analysis below looks at the whole function once per throw region).
+    if (!barrier_fns_.count(f.id)) return false;
     local_types_.clear();
     for (const Instruction& p : f.head) local_types_[p.result_id] = p.type_id;
     for (const Block& b : f.blocks)
@@ -236,18 +242,20 @@ class Pass {
       auto k = at.find(label);
       return k != at.end() && f.blocks[k->second].insts.size() == 1 && f.blocks[k->second].insts[0].opcode == op::Return;
     };
+    std::map<uint32_t, const Instruction*> local_def;
+    for (const Block& b : f.blocks)
+      for (const Instruction& i : b.insts)
+        if (i.result_id) local_def[i.result_id] = &i;
+    auto local = [&](uint32_t id) -> const Instruction* {
+      auto k = local_def.find(id);
+      return k == local_def.end() ? nullptr : k->second;
+    };
     auto is_call_flag = [&](uint32_t id) {
-      const Instruction* d = nullptr;
-      for (const Block& b : f.blocks)
-        for (const Instruction& i : b.insts)
-          if (i.result_id == id) d = &i;
+      const Instruction* d = local(id);
       if (!d) return false;
       if (d->opcode == opx::CompositeExtract && d->size() == 5 && d->words[4] == 1) {
-        const uint32_t whole = d->words[3];
-        for (const Block& b : f.blocks)
-          for (const Instruction& i : b.insts)
-            if (i.result_id == whole) return i.opcode == op::FunctionCall && fn_index_.count(i.word(3)) > 0;
-        return false;
+        const Instruction* whole = local(d->words[3]);
+        return whole && whole->opcode == op::FunctionCall && fn_index_.count(whole->word(3)) > 0;
       }
       return d->opcode == op::FunctionCall && fn_index_.count(d->word(3)) > 0;
     };
@@ -319,17 +327,26 @@ class Pass {
         }
       }
       if (entries[r].empty()) usable[r] = false;
-      // A value of the region used outside it (other than by a return block's phi) cannot be cloned.
-      std::set<uint32_t> defined;
-      for (uint32_t x : regions[r])
-        for (const Instruction& i : f.blocks[at.at(x)].insts)
-          if (i.result_id) defined.insert(i.result_id);
+    }
+    // A value of a region used outside it (other than by a return block's phi) cannot be cloned: one
+    // look at every use in the function, whatever the number of regions.
+    {
+      std::map<uint32_t, size_t> region_of_block, region_of_value;
+      for (size_t r = 0; r < regions.size(); ++r)
+        for (uint32_t x : regions[r]) {
+          region_of_block[x] = r;
+          for (const Instruction& i : f.blocks[at.at(x)].insts)
+            if (i.result_id) region_of_value[i.result_id] = r;
+        }
       for (const Block& b : f.blocks) {
-        if (regions[r].count(b.id())) continue;
+        auto in = region_of_block.find(b.id());
         for (const Instruction& i : b.insts) {
           if (i.opcode == op::Phi) continue;
-          for (uint32_t u : i.used_ids())
-            if (defined.count(u)) usable[r] = false;
+          for (uint32_t u : i.used_ids()) {
+            auto d = region_of_value.find(u);
+            if (d != region_of_value.end() && (in == region_of_block.end() || in->second != d->second))
+              usable[d->second] = false;
+          }
         }
       }
     }

@@ -17,7 +17,10 @@
 //  - a variable is used by function F if a user is inside F, or a module-scope user (a constant, an
 //    OpSpecConstantOp, another variable it initializes) is itself used by F, transitively;
 //  - an entry point uses F if F is in its OpFunctionCall tree;
-//  - the variables checked are every OpVariable whose storage class is not Function.
+//  - the variables checked are every OpVariable whose storage class is not Function (SPIR-V 1.4+),
+//    or the Input and Output ones (before 1.4: after the link, the device library's built-ins, which
+//    its functions read and only the linked module's entry points can list, as SPIRV-Tools' linker
+//    does).
 // Debug instructions count as users here (the validator sees them when it is run on the whole
 // module); zex's own validation sets them aside, so at worst a variable only debug information names
 // is listed too, which the rule allows.
@@ -33,7 +36,7 @@ namespace passes {
 
 namespace {
 
-constexpr uint32_t kStorageClassFunction = 7;
+constexpr uint32_t kStorageClassInput = 1, kStorageClassOutput = 3, kStorageClassFunction = 7;
 constexpr uint32_t kVersion14 = 0x00010400u;
 
 // Who uses an id: the functions with a user inside them, and module-scope users (by result id).
@@ -48,19 +51,37 @@ struct Graph {
   std::vector<uint32_t> variables;                   // OpVariables not of storage class Function, in order
 
   explicit Graph(const Module& m) {
-    std::set<uint32_t> defined;
+    // The variables an interface lists: every module-scope one since SPIR-V 1.4, Input/Output before.
+    const bool all = m.header[1] >= kVersion14;
+    auto listed_kind = [&](const Instruction& i) {
+      if (i.opcode != op::Variable || i.size() < 4 || !i.result_id) return false;
+      const uint32_t sc = i.words[3];
+      return all ? sc != kStorageClassFunction : sc == kStorageClassInput || sc == kStorageClassOutput;
+    };
+    // Only uses of variables, and of module-scope values built from variables (a constant table of
+    // pointers), are followed: the types and constants every function uses are not recorded.
+    const size_t bound = m.header[3];
+    std::vector<bool> defined(bound), followed(bound);
+    auto mark = [&](uint32_t id, std::vector<bool>& set) {
+      if (id < bound) set[id] = true;
+    };
+    auto has = [&](uint32_t id, const std::vector<bool>& set) { return id < bound && set[id]; };
     uint32_t function = 0;  // the function being read, 0 at module scope
     auto visit = [&](const Instruction& i, uint32_t in) {
+      bool uses_followed = false;
       for (const Operand& o : i.operands) {
         if (o.type != SPV_OPERAND_TYPE_ID && o.type != SPV_OPERAND_TYPE_TYPE_ID) continue;
         const uint32_t id = i.word(o.offset);
-        if (!defined.count(id)) continue;  // a forward reference: the validator records no use
+        if (!has(id, defined) || !has(id, followed)) continue;  // a forward reference: the validator records no use
+        uses_followed = true;
         if (in)
           uses[id].functions.insert(in);
         else if (i.result_id)
           uses[id].globals.push_back(i.result_id);
       }
-      if (i.result_id) defined.insert(i.result_id);
+      if (!i.result_id) return;
+      mark(i.result_id, defined);
+      if (!in && (uses_followed || listed_kind(i))) mark(i.result_id, followed);
     };
     for (const Instruction& i : m.insts) {
       if (i.opcode == op::Function) function = i.result_id;
@@ -68,8 +89,7 @@ struct Graph {
       for (const Instruction& a : i.annotations) visit(a, i.opcode == op::Function ? 0 : function);
       visit(i, function);
       if (i.opcode == op::FunctionCall && function && i.size() >= 4) callees[function].insert(i.words[3]);
-      if (i.opcode == op::Variable && i.size() >= 4 && i.words[3] != kStorageClassFunction && i.result_id)
-        variables.push_back(i.result_id);
+      if (listed_kind(i)) variables.push_back(i.result_id);
       if (i.opcode == op::FunctionEnd) function = 0;
     }
   }
@@ -114,8 +134,6 @@ struct Graph {
 }  // namespace
 
 bool complete_entry_point_interfaces(Module& m) {
-  // Before 1.4 only Input/Output variables belong to an interface, and llvm-spirv lists those.
-  if (m.header[1] < kVersion14) return false;
   const Graph g(m);
   // function -> the variables it uses, as indices into g.variables (the order of their definitions):
   // each entry point then looks only at the variables of its own call tree, not at every variable of

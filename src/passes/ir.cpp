@@ -196,6 +196,7 @@ spv_target_env target_env(const std::vector<uint32_t>& words) {
 Module parse(const std::vector<uint32_t>& words) {
   if (words.size() < 5) throw zex::InvalidArgument("not a SPIR-V module: shorter than its 5-word header");
   ParseState st;
+  st.m.insts.reserve(words.size() / 5);  // llvm-spirv averages 4-6 words an instruction
   spv_context ctx = spvContextCreate(target_env(words));
   spv_diagnostic diag = nullptr;
   const spv_result_t r = spvBinaryParse(ctx, &st, words.data(), words.size(), on_header, on_instruction, &diag);

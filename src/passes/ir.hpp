@@ -56,7 +56,7 @@ struct Instruction {
   size_t size() const { return words.size(); }
   /// The ids this instruction uses (its <id> operands other than its result), annotations excluded.
   std::vector<uint32_t> used_ids() const;
-  /// Replaces every used <id> operand equal to a key of `map` (annotations included).
+  /// Replaces every used <id> operand equal to a key of `map` (annotations included; type_id too).
   template <class Map>
   void replace_ids(const Map& map);
   /// The literal string operand starting at word `offset`.
@@ -112,7 +112,9 @@ void Instruction::replace_ids(const Map& map) {
   for (const Operand& o : operands) {
     if (!is_id_use(o.type)) continue;
     auto it = map.find(words[o.offset]);
-    if (it != map.end()) words[o.offset] = it->second;
+    if (it == map.end()) continue;
+    words[o.offset] = it->second;
+    if (o.type == SPV_OPERAND_TYPE_TYPE_ID) type_id = it->second;  // the result type: the field follows
   }
   for (Instruction& a : annotations) a.replace_ids(map);
 }

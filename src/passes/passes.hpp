@@ -35,7 +35,8 @@ bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std:
 /// In a kernel where a work-group barrier can follow a throw, the thrower does not return: it sets a
 /// private flag and runs on, its memory accesses redirected to scratch variables and its calls and
 /// zex calls skipped, so that it still reaches every barrier (barrier_throws.cpp). Run after
-/// number_throw_paths. Returns true if it changed the module.
+/// number_throw_paths. Returns true if it changed the module. A shape it does not know throws
+/// std::invalid_argument and leaves the module as it was (it writes the module only at its end).
 bool converge_throws_at_barriers(Module& m);
 
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
@@ -55,10 +56,10 @@ struct ZexString {
 /// The module's __zex_str_* variables (those wrap_zex_strings made), in name order of the module.
 std::vector<ZexString> zex_strings(const Module& m);
 
-/// SPIR-V 1.4+: adds to every OpEntryPoint the module-scope variables its call tree uses and it does
-/// not list, those reached through constants and initializers included, as SPIRV-Tools' validator
-/// counts them (interfaces.cpp; llvm-spirv-15 omits them). Nothing for SPIR-V < 1.4. Returns true if
-/// it changed the module.
+/// Adds to every OpEntryPoint the module-scope variables its call tree uses and it does not list,
+/// those reached through constants and initializers included, as SPIRV-Tools' validator counts them
+/// (interfaces.cpp; llvm-spirv-15 omits them): every such variable in SPIR-V 1.4+, the Input/Output
+/// ones before (the device library's built-ins after the link). Returns true if it changed the module.
 bool complete_entry_point_interfaces(Module& m);
 
 /// The names of the module's kernels (OpEntryPoint Kernel), in order (entry_points.cpp).
@@ -94,6 +95,17 @@ size_t strip_debug_info(Module& m);
 /// Replaces the string of every OpName by one unique to its target ("n<id>"), so that SPIRV-Tools'
 /// validator names ids in linear time (validate.cpp). Returns the number of names replaced.
 size_t unique_names(Module& m);
+
+/// The module as the validator is shown it (validate.cpp), without changing `m`: no debug-information
+/// instructions (as strip_debug_info), and unless `own_names` every OpName unique to its id (as
+/// unique_names).
+std::vector<uint32_t> validator_words(const Module& m, bool own_names);
+
+/// Links zex's device library into `user` (link.cpp): the library's ids above the user's, each user
+/// import of a library export replaced by it, equal types shared, imported built-ins left to the
+/// driver. Returns true. A shape it does not handle throws std::invalid_argument and leaves `user` as
+/// it was (zex then links with SPIRV-Tools' linker).
+bool link_device_library(Module& user, const Module& library);
 
 /// Runs `pass` (bool(Module&)) on the parsed words: the new words if it changed them, else `words`.
 /// @throws std::invalid_argument if the words do not parse

@@ -696,6 +696,7 @@ class Pass {
 
     // Write back: function headers, bodies, new globals before the first function.
     Insts out;
+    out.reserve(m_.insts.size() + globals_.size() + throw_site_decl_.size() + 64);
     size_t fi = 0;
     bool placed = false;
     for (size_t k = 0; k < m_.insts.size(); ++k) {
@@ -722,11 +723,12 @@ class Pass {
           i.words[1] = i.type_id = flagged(i.type_id).type;
           i.words[4] = nt->second;
         }
-        out.push_back(i);
-        out.insert(out.end(), f.head.begin(), f.head.end());
+        out.push_back(std::move(i));
+        // The functions were copied out of the module and are written once: moved, not copied.
+        out.insert(out.end(), std::make_move_iterator(f.head.begin()), std::make_move_iterator(f.head.end()));
         for (Block& b : f.blocks) {
-          out.push_back(b.label);
-          out.insert(out.end(), b.insts.begin(), b.insts.end());
+          out.push_back(std::move(b.label));
+          out.insert(out.end(), std::make_move_iterator(b.insts.begin()), std::make_move_iterator(b.insts.end()));
         }
         out.push_back(m_.insts[f.last]);
         k = f.last;
@@ -737,10 +739,12 @@ class Pass {
     if (!throw_site_name_.empty()) {
       // OpName and the Import linkage of zex_throw_site, next to zex_throw's.
       Insts named;
+      named.reserve(out.size() + 1);
       for (Instruction& i : out) {
-        named.push_back(i);
-        if (i.opcode == op::Decorate && i.word(1) == throw_decl_after_ && i.size() >= 5 && i.words[2] == 41) {
-          Instruction d = i;
+        const bool linkage = i.opcode == op::Decorate && i.word(1) == throw_decl_after_ && i.size() >= 5 && i.words[2] == 41;
+        Instruction d = linkage ? i : Instruction{};
+        named.push_back(std::move(i));
+        if (linkage) {
           d.words.resize(3);
           d.operands.clear();
           d.operands.push_back({SPV_OPERAND_TYPE_ID, 1, 1});

@@ -45,5 +45,26 @@ size_t unique_names(Module& m) {
   return renamed;
 }
 
+std::vector<uint32_t> validator_words(const Module& m, bool own_names) {
+  std::vector<uint32_t> out(m.header, m.header + 5);
+  out.reserve(m.insts.size() * 5);
+  auto append = [&](const Instruction& i) {
+    if (i.debug) return;
+    if (!own_names && i.opcode == op::Name && i.size() >= 2) {
+      const Instruction n = make_name(i.words[1], "n" + std::to_string(i.words[1]));
+      out.insert(out.end(), n.words.begin(), n.words.end());
+      return;
+    }
+    out.insert(out.end(), i.words.begin(), i.words.end());
+  };
+  for (const Instruction& i : m.insts) {
+    if (i.debug) continue;  // its annotations describe it: they go with it
+    for (const Instruction& a : i.annotations) append(a);
+    append(i);
+  }
+  for (const Instruction& a : m.trailing) append(a);
+  return out;
+}
+
 }  // namespace passes
 }  // namespace zex

@@ -15,6 +15,9 @@
 namespace zex {
 namespace detail {
 
+/// Seconds per step of link_module, in order (`zex-spirv link --times`).
+using LinkSteps = std::vector<std::pair<std::string, double>>;
+
 // Compiled parts (src/spirv.cpp, src/passes/, the embedded library): SPIRV-Tools stays inside them.
 
 /// The words of a SPIR-V binary given as bytes (either endianness).
@@ -24,7 +27,7 @@ std::vector<uint32_t> spirv_words(const void* data, size_t size_bytes);
 /// debug information (OpenCL.DebugInfo.100, NonSemantic.*) set aside; docs/spirv-passes.md.
 /// @throws std::invalid_argument whose message holds the validator's diagnostic; `what` names the module
 void validate_spirv(const std::vector<uint32_t>& words, const char* what);
-/// What zex::Module hands the driver, from a validated user module: the string wrapping (unless
+/// What zex::Module hands the driver, from the user module, which it validates first: the string wrapping (unless
 /// `wrap_strings` is false: only for measurements), the throw-site merge (unless `merge_throw_sites` is
 /// false), the link with the device library (user module first; `library` replaces the embedded one
 /// when given), one variable per built-in, validation.
@@ -35,7 +38,7 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
 /// link_with_device_library, and the table of the throw sites the pass numbered in the words it
 /// returns (empty when the module has none or the numbering had to be dropped).
 LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library = nullptr,
-                         bool merge_throw_sites = true, bool wrap_strings = true);
+                         bool merge_throw_sites = true, bool wrap_strings = true, LinkSteps* steps = nullptr);
 /// The names of the module's kernels (OpEntryPoint Kernel).
 /// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);
