@@ -182,14 +182,15 @@ Linked link_once(passes::Module mine, const passes::Module& lib, const std::vect
     }
   }
   if (!linked) mine = passes::parse(link_with_spirv_tools(passes::to_words(mine), lib_words, version));
+  // Kept as words, not as a copy of the parsed module (one allocation instead of two per instruction).
+  const std::vector<uint32_t> before = passes::to_words(mine);
   try {
-    passes::Module m = mine;
-    passes::expand_decoration_groups(m);
-    passes::merge_duplicate_builtins(m);
-    passes::order_blocks(m);
-    passes::complete_entry_point_interfaces(m);
-    mine = std::move(m);
+    passes::expand_decoration_groups(mine);
+    passes::merge_duplicate_builtins(mine);
+    passes::order_blocks(mine);
+    passes::complete_entry_point_interfaces(mine);
   } catch (const std::invalid_argument&) {
+    mine = passes::parse(before);
   }
   std::vector<uint32_t> words = passes::to_words(mine);
   return Linked{std::move(words), std::move(mine)};
