@@ -65,21 +65,19 @@ class StepClock {
 // The module the validator is shown: its blocks in dominance order (passes::order_blocks: llvm-spirv-15
 // writes some -O2 loops' exits before their bodies, which Intel's driver reads and zex::Module hands on
 // reordered), in SPIR-V 1.4+ its entry-point interfaces completed (passes::complete_entry_point_interfaces:
-// what llvm-spirv-15 omits, and zex::Module adds before handing the module on), the debug information
-// set aside (passes::strip_debug_info), and, unless `own_names`, every OpName unique to its id
-// (passes::unique_names: the validator's naming is quadratic in repeated names); docs/spirv-passes.md
-// says why. A binary that does not parse goes to the validator as it is, for its diagnostic.
-std::vector<uint32_t> validator_view(const std::vector<uint32_t>& words, bool own_names) {
+// what llvm-spirv-15 omits, and zex::Module adds before handing the module on); passes::validator_words
+// then sets the debug information aside and, unless asked for the module's own names, gives every OpName
+// one unique to its id (the validator's naming is quadratic in repeated names); docs/spirv-passes.md says
+// why. False (and `m` unspecified) for a binary that does not parse or a repair that declines: the
+// validator is then shown the words as they are, for its diagnostic.
+bool repaired(const std::vector<uint32_t>& words, passes::Module* m) {
   try {
-    return passes::run_on_words(words, [own_names](passes::Module& m) {
-      const bool ordered = passes::order_blocks(m);
-      const bool completed = passes::complete_entry_point_interfaces(m);
-      const bool stripped = passes::strip_debug_info(m) != 0;
-      const bool renamed = !own_names && passes::unique_names(m) != 0;
-      return ordered || completed || stripped || renamed;
-    });
+    *m = passes::parse(words);
+    passes::order_blocks(*m);
+    passes::complete_entry_point_interfaces(*m);
+    return true;
   } catch (const std::invalid_argument&) {
-    return words;
+    return false;
   }
 }
 
@@ -109,13 +107,15 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
   if (words.size() < 5 || words[0] != kMagic)
     throw zex::InvalidArgument(std::string("zex::Module: ") + what +
                                 " is not SPIR-V (too short or without the magic number 0x07230203)");
+  passes::Module m;
+  const bool parsed = repaired(words, &m);
   spvtools::SpirvTools tools(passes::target_env(words));
   tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
-  if (tools.Validate(validator_view(words, false))) return;
+  if (tools.Validate(parsed ? passes::validator_words(m, false) : words)) return;
   // Refused: again with the module's own names, so that the message names ids as the module does.
   Diagnostics diag;
   tools.SetMessageConsumer(diag.consumer());
-  const std::vector<uint32_t> shown = validator_view(words, true);
+  const std::vector<uint32_t> shown = parsed ? passes::validator_words(m, true) : words;
   const std::string where = shown != words ? "(word positions are in the module zex validates: blocks in dominance order, "
                                              "entry-point interfaces completed, debug information set aside)\n"
                                            : "";
@@ -171,8 +171,9 @@ struct Linked {
 // module, SPIRV-Tools' where zex's declines the shape or `spirv_tools`; then the repairs the linked
 // module needs. The library's functions may use its own module-scope variables, which only the linked
 // module's entry points can list (SPIR-V 1.4+); the blocks stay in dominance order whatever a pass did.
+// `*own` says whether zex's linker linked it.
 Linked link_once(passes::Module mine, const passes::Module& lib, const std::vector<uint32_t>& lib_words, uint32_t version,
-                 bool spirv_tools) {
+                 bool spirv_tools, bool* own) {
   mine.header[1] = version;
   bool linked = false;
   if (!spirv_tools) {
@@ -181,6 +182,7 @@ Linked link_once(passes::Module mine, const passes::Module& lib, const std::vect
     } catch (const std::invalid_argument&) {
     }
   }
+  *own = linked;
   if (!linked) mine = passes::parse(link_with_spirv_tools(passes::to_words(mine), lib_words, version));
   // Kept as words, not as a copy of the parsed module (one allocation instead of two per instruction).
   const std::vector<uint32_t> before = passes::to_words(mine);
@@ -196,8 +198,8 @@ Linked link_once(passes::Module mine, const passes::Module& lib, const std::vect
   return Linked{std::move(words), std::move(mine)};
 }
 
-// Validates what the validator is shown of `m` (passes::validator_words); if it refuses, validate_spirv
-// on the words words the message.
+// Validates `m` as the validator is shown it (passes::validator_words); if the validator refuses it,
+// validate_spirv of `words` (the same module) throws with the diagnostic.
 void validate_module(const passes::Module& m, const std::vector<uint32_t>& words, const char* what) {
   spvtools::SpirvTools tools(passes::target_env(words));
   tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
@@ -349,8 +351,9 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
     if (w == previous) continue;
     previous = std::move(w);
     for (bool spirv_tools : {false, true}) {
+      bool own = false;
       try {
-        Linked linked = link_once(spirv_tools ? passes::parse(previous) : std::move(m), lib, library, version, spirv_tools);
+        Linked linked = link_once(spirv_tools ? passes::parse(previous) : std::move(m), lib, library, version, spirv_tools, &own);
         clock.step(spirv_tools ? "link (SPIRV-Tools)" : "link");
         validate_module(linked.module, linked.words, "the module linked with the zex device library");
         clock.step("validate the linked module");
@@ -360,11 +363,10 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
       }
       if (!user_validated) {
         user_validated = true;
-        spvtools::SpirvTools tools(passes::target_env(user));
-        tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
-        if (!tools.Validate(passes::validator_words(passes::parse(completed_words), false)))
-          validate_spirv(user, "the module's SPIR-V");  // throws the validator's message
+        // The user's module (repaired, as completed_words is): refused with the validator's message on it.
+        validate_module(passes::parse(completed_words), user, "the module's SPIR-V");
       }
+      if (!own) break;  // SPIRV-Tools' linker made this one already: linking it again would not differ
     }
   }
   std::rethrow_exception(failure);

@@ -198,9 +198,13 @@ class Pass {
     if (!barrier_fns_.count(f.id)) return false;
     local_types_.clear();
     for (const Instruction& p : f.head) local_types_[p.result_id] = p.type_id;
+    // The function's own definitions (valid until the rewrite below changes its blocks).
+    std::map<uint32_t, const Instruction*> local_def;
     for (const Block& b : f.blocks)
-      for (const Instruction& i : b.insts)
+      for (const Instruction& i : b.insts) {
+        if (i.result_id) local_def[i.result_id] = &i;
         if (i.result_id && i.type_id) local_types_[i.result_id] = i.type_id;
+      }
     std::map<uint32_t, size_t> at;
     auto index = [&] {
       at.clear();
@@ -242,10 +246,6 @@ class Pass {
       auto k = at.find(label);
       return k != at.end() && f.blocks[k->second].insts.size() == 1 && f.blocks[k->second].insts[0].opcode == op::Return;
     };
-    std::map<uint32_t, const Instruction*> local_def;
-    for (const Block& b : f.blocks)
-      for (const Instruction& i : b.insts)
-        if (i.result_id) local_def[i.result_id] = &i;
     auto local = [&](uint32_t id) -> const Instruction* {
       auto k = local_def.find(id);
       return k == local_def.end() ? nullptr : k->second;

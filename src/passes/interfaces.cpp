@@ -60,28 +60,24 @@ struct Graph {
     };
     // Only uses of variables, and of module-scope values built from variables (a constant table of
     // pointers), are followed: the types and constants every function uses are not recorded.
+    // An id is marked when it is defined, so a use of an unmarked one is also a forward reference.
     const size_t bound = m.header[3];
-    std::vector<bool> defined(bound), followed(bound);
-    auto mark = [&](uint32_t id, std::vector<bool>& set) {
-      if (id < bound) set[id] = true;
-    };
-    auto has = [&](uint32_t id, const std::vector<bool>& set) { return id < bound && set[id]; };
+    std::vector<bool> followed(bound);
     uint32_t function = 0;  // the function being read, 0 at module scope
     auto visit = [&](const Instruction& i, uint32_t in) {
       bool uses_followed = false;
       for (const Operand& o : i.operands) {
         if (o.type != SPV_OPERAND_TYPE_ID && o.type != SPV_OPERAND_TYPE_TYPE_ID) continue;
         const uint32_t id = i.word(o.offset);
-        if (!has(id, defined) || !has(id, followed)) continue;  // a forward reference: the validator records no use
+        // Not followed, or a forward reference (the validator records no use of those).
+        if (id >= bound || !followed[id]) continue;
         uses_followed = true;
         if (in)
           uses[id].functions.insert(in);
         else if (i.result_id)
           uses[id].globals.push_back(i.result_id);
       }
-      if (!i.result_id) return;
-      mark(i.result_id, defined);
-      if (!in && (uses_followed || listed_kind(i))) mark(i.result_id, followed);
+      if (i.result_id && i.result_id < bound && !in && (uses_followed || listed_kind(i))) followed[i.result_id] = true;
     };
     for (const Instruction& i : m.insts) {
       if (i.opcode == op::Function) function = i.result_id;

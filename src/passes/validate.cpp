@@ -35,11 +35,16 @@ size_t strip_debug_info(Module& m) {
   return removed;
 }
 
+namespace {
+// The name the validator is shown for `target`: unique to it.
+Instruction unique_name(uint32_t target) { return make_name(target, "n" + std::to_string(target)); }
+}  // namespace
+
 size_t unique_names(Module& m) {
   size_t renamed = 0;
   for (Instruction& i : m.insts)
     if (i.opcode == op::Name && i.size() >= 2) {
-      i = make_name(i.words[1], "n" + std::to_string(i.words[1]));
+      i = unique_name(i.words[1]);
       ++renamed;
     }
   return renamed;
@@ -51,7 +56,7 @@ std::vector<uint32_t> validator_words(const Module& m, bool own_names) {
   auto append = [&](const Instruction& i) {
     if (i.debug) return;
     if (!own_names && i.opcode == op::Name && i.size() >= 2) {
-      const Instruction n = make_name(i.words[1], "n" + std::to_string(i.words[1]));
+      const Instruction n = unique_name(i.words[1]);
       out.insert(out.end(), n.words.begin(), n.words.end());
       return;
     }
