@@ -81,10 +81,13 @@ bool repaired(const std::vector<uint32_t>& words, passes::Module* m) {
   }
 }
 
-// The validator's verdict alone, for the success path: without the friendly names it would build for
-// every id of the module (a tenth of a 4,000-kernel link) and that only a message uses. A refused module
-// is validated again with names and a consumer (validate_spirv), so no message loses them.
-bool validates(const spvtools::SpirvTools& tools, const std::vector<uint32_t>& words) {
+// The validator's verdict alone, silent, for the success path: without the friendly names it would build
+// for every id of the module (a third of the validator's time on 4,000 kernels) and that only a message
+// uses. A refused module is validated again with names and a consumer (validate_spirv), so no message
+// loses them.
+bool validates(spv_target_env env, const std::vector<uint32_t>& words) {
+  spvtools::SpirvTools tools(env);
+  tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
   spvtools::ValidatorOptions options;
   options.SetFriendlyNames(false);
   return tools.Validate(words.data(), words.size(), options);
@@ -118,10 +121,9 @@ void validate_spirv(const std::vector<uint32_t>& words, const char* what) {
                                 " is not SPIR-V (too short or without the magic number 0x07230203)");
   passes::Module m;
   const bool parsed = repaired(words, &m);
-  spvtools::SpirvTools tools(passes::target_env(words));
-  tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
-  if (validates(tools, parsed ? passes::validator_words(m, false) : words)) return;
+  if (validates(passes::target_env(words), parsed ? passes::validator_words(m, false) : words)) return;
   // Refused: again with the module's own names, so that the message names ids as the module does.
+  spvtools::SpirvTools tools(passes::target_env(words));
   Diagnostics diag;
   tools.SetMessageConsumer(diag.consumer());
   const std::vector<uint32_t> shown = parsed ? passes::validator_words(m, true) : words;
@@ -210,9 +212,7 @@ Linked link_once(passes::Module mine, const passes::Module& lib, const std::vect
 // Validates `m` as the validator is shown it (passes::validator_words); if the validator refuses it,
 // validate_spirv of `words` (the same module) throws with the diagnostic.
 void validate_module(const passes::Module& m, const std::vector<uint32_t>& words, const char* what) {
-  spvtools::SpirvTools tools(passes::target_env(words));
-  tools.SetMessageConsumer([](spv_message_level_t, const char*, const spv_position_t&, const char*) {});
-  if (validates(tools, passes::validator_words(m, false))) return;
+  if (validates(passes::target_env(words), passes::validator_words(m, false))) return;
   validate_spirv(words, what);
   throw zex::InvalidArgument(std::string("zex::Module: ") + what + " is invalid (no diagnostic)");
 }
