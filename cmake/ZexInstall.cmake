@@ -21,11 +21,14 @@ set(ZEX_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/zex CACHE STRING
 set(ZEX_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/zex)
 
 # --- headers -----------------------------------------------------------------------------------------
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/zex
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        COMPONENT zex_development
-        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
-install(FILES ${PROJECT_SOURCE_DIR}/device/include/zex/device.h
+# The explicit list of public headers (ZEX_PUBLIC_HEADERS, the root CMakeLists.txt).
+foreach(header IN LISTS ZEX_PUBLIC_HEADERS)
+  get_filename_component(dir ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/include/${header}
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir}
+          COMPONENT zex_development)
+endforeach()
+install(FILES ${PROJECT_SOURCE_DIR}/device/include/zex/device.h   # the kernel header
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/zex
         COMPONENT zex_development)
 

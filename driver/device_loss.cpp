@@ -5,7 +5,7 @@
 #include "common.hpp"
 #include "objects.hpp"
 
-#include <zex/detail/cper.hpp>
+#include "common/cper.hpp"
 
 #include <level_zero/zes_api.h>
 

@@ -11,7 +11,7 @@
 #include "device_loss.hpp"
 #include "fork.hpp"
 
-#include <zex/detail/result_names.hpp>
+#include "common/result_names.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -143,7 +143,7 @@ bool injected(const char* entry, ze_result_t* result) {
 
 }  // namespace
 
-// The names come from the zex library's one table (include/zex/detail/result_names.hpp).
+// The names come from the zex library's one table (common/result_names.hpp).
 const char* result_name(ze_result_t r) { return zex::detail::result_name_or_null(r); }
 
 bool result_from_name(const char* name, ze_result_t* r) { return zex::detail::result_from_name(name, r); }

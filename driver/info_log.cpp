@@ -1,5 +1,5 @@
 // The Sysman Info Logs extension ("ZES_extension_info_logs", spec 1.19; types from
-// <zex/detail/zes_newer.hpp>): one device info log in CPER format, whose only records are the ones a
+// <common/zes_newer.hpp>): one device info log in CPER format, whose only records are the ones a
 // device loss writes (device_loss.cpp). Newer than the installed loader's DDI tables, so offered through
 // zeDriverGetExtensionFunctionAddress (extension_function); ZEX_CPU_NO_INFO_LOG=1 withdraws it. Needs
 // Sysman enabled (ZES_ENABLE_SYSMAN=1 at zeInit) like every Sysman call of zex-cpu.
@@ -10,7 +10,7 @@
 #include "device_loss.hpp"
 #include "objects.hpp"
 
-#include <zex/detail/zes_newer.hpp>
+#include "common/zes_newer.hpp"
 
 #include <algorithm>
 #include <cstring>

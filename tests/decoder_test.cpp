@@ -1,6 +1,6 @@
-// The report decoder (include/zex/detail/decoder.hpp) on hand-made hostile reports: every string address is
+// The report decoder (src/runtime/decoder.hpp) on hand-made hostile reports: every string address is
 // validated against a fake address space, reads are bounded, nothing is ever dereferenced.
-#include <zex/detail/decoder.hpp>
+#include "runtime/decoder.hpp"
 
 #include <gtest/gtest.h>
 

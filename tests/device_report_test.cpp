@@ -1,7 +1,7 @@
-// zex::DeviceReport and the CPER decoder (include/zex/device_report.hpp, include/zex/detail/cper.hpp):
+// zex::DeviceReport and the CPER decoder (include/zex/device_report.hpp, common/cper.hpp):
 // unit tests, no device needed. The records here are assembled byte by byte at the offsets of the UEFI
 // specification (2.10, appendix N), not with the decoder's own constants, so a wrong constant fails.
-#include <zex/detail/cper.hpp>
+#include "common/cper.hpp"
 #include <zex/device_report.hpp>
 #include <zex/error.hpp>
 

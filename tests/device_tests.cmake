@@ -23,14 +23,14 @@ add_custom_target(zex_device_test_kernels DEPENDS ${ZEX_TEST_USER_SPV})
 
 add_executable(device_test device_test.cpp)
 add_dependencies(device_test zex_device_spv zex_device_test_kernels)
-target_include_directories(device_test PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+target_include_directories(device_test PRIVATE ${PROJECT_SOURCE_DIR}/include)
 target_compile_definitions(device_test PRIVATE
   ZEX_TEST_DEVICE_SPV="${ZEX_DEVICE_SPV}"
   ZEX_TEST_DEVICE_SPV_1_3="${ZEX_DEVICE_SPV_1_3}"
   ZEX_TEST_COMPILER_STYLE_ASM="${CMAKE_CURRENT_SOURCE_DIR}/device/compiler_style.spvasm"
   ZEX_TEST_USER_SPV="${ZEX_TEST_USER_SPV}"
   ZEX_TEST_USER_SOURCE="${CMAKE_CURRENT_SOURCE_DIR}/device/user_kernels.cl")
-target_link_libraries(device_test PRIVATE zex::zex SPIRV-Tools-link SPIRV-Tools-opt GTest::gtest_main)
+target_link_libraries(device_test PRIVATE zex_internal SPIRV-Tools-link SPIRV-Tools-opt GTest::gtest_main)
 zex_target_warnings(device_test)
 add_test(NAME device_test COMMAND device_test)
 
@@ -44,6 +44,8 @@ add_test(NAME device_spirv_link_cli
 # --- package_test: find_package(zex) against a staged `cmake --install` ------------------------------
 # Needs everything built first (ctest after a full build, as `make test` does).
 if(ZEX_INSTALL)
+  list(JOIN ZEX_PUBLIC_HEADERS "," zex_public_headers)
+  string(APPEND zex_public_headers ",zex/device.h")
   set(ZEX_PACKAGE_ARGS
     -DZEX_BUILD_DIR=${CMAKE_BINARY_DIR}
     -DZEX_CONFIG=$<CONFIG>
@@ -56,7 +58,8 @@ if(ZEX_INSTALL)
     -DKERNELS=${ZEX_TEST_USER_SPV}
     -DC_API_TEST=${CMAKE_CURRENT_SOURCE_DIR}/c_api_test.c
     -DTEST_KERNELS_CL=${CMAKE_CURRENT_SOURCE_DIR}/kernels/zex_test_kernels.cl
-    "-DSANITIZE_FLAGS=${ZEX_SANITIZE_FLAGS}")   # the consumer is built with zex's sanitizers, if any
+    "-DSANITIZE_FLAGS=${ZEX_SANITIZE_FLAGS}"   # the consumer is built with zex's sanitizers, if any
+    "-DPUBLIC_HEADERS=${zex_public_headers}")   # the installed include tree, exactly (comma-separated)
   add_test(NAME package_test
     COMMAND ${CMAKE_COMMAND} -DMODE=build ${ZEX_PACKAGE_ARGS}
             -P ${CMAKE_CURRENT_SOURCE_DIR}/package/run_package_test.cmake)

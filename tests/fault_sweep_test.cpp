@@ -112,7 +112,7 @@ const EntrySpec kEntries[] = {
     {"zeModuleBuildLogDestroy", kLost, kSwallowed, "ignored (success and failure paths)"},
     {"zeModuleBuildLogGetString", kLost, kSwallowed,
      "only after a real build failure, which the workload has none of"},
-    // A device-loss report (src/device_report.cpp): snapshots at Context(), collection only after a
+    // A device-loss report (src/runtime/device_report.cpp): snapshots at Context(), collection only after a
     // call answered DEVICE_LOST. Every one is best effort: the report says what could not be read. The
     // collection's calls never fire here (no rule loses the device); zex_device_lost_faults injects
     // them during a real loss (tests/device_lost_test.cpp).
@@ -598,7 +598,8 @@ TEST(FaultSweep, EveryCallAt1st2nd3rd) {
   std::filesystem::remove_all(dir);
 }
 
-// The sweep's list must be the calls zex makes: a new call in include/zex or src fails here until it
+// The sweep's list must be the calls zex makes: a new call in include/zex, src or common (the Sysman
+// declarations zex shares with zex-cpu) fails here until it
 // is added to kEntries (with its documented outcome), and a call zex no longer makes must leave it.
 TEST(SweepList, CoversEveryCallZexMakes) {
   // `\bze[A-Z][A-Za-z]+\(` scanned by hand: std::regex draws -Wmaybe-uninitialized from GCC 12's
@@ -606,7 +607,7 @@ TEST(SweepList, CoversEveryCallZexMakes) {
   auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
   auto is_alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   std::set<std::string> used;
-  for (const char* sub : {"include/zex", "src"}) {
+  for (const char* sub : {"include/zex", "src", "common"}) {
     for (auto& p : std::filesystem::recursive_directory_iterator(std::string(ZEX_SOURCE_DIR) + "/" + sub)) {
       if (!p.is_regular_file()) continue;
       const std::string text = read_all(p.path().string());
@@ -625,7 +626,7 @@ TEST(SweepList, CoversEveryCallZexMakes) {
   std::set<std::string> listed;
   for (const auto& e : kEntries) listed.insert(e.name);
   for (const auto& u : used)
-    EXPECT_TRUE(listed.count(u)) << u << " is called in include/zex or src but is not in the sweep's kEntries "
+    EXPECT_TRUE(listed.count(u)) << u << " is called in include/zex, src or common but is not in the sweep's kEntries "
                                  << "(tests/fault_sweep_test.cpp): add it with its documented outcome";
   for (const auto& l : listed)
     EXPECT_TRUE(used.count(l)) << l << " is in the sweep's kEntries but no longer called by zex: remove it";

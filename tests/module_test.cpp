@@ -2,7 +2,7 @@
 // kernel lookup, argument counts.
 #include "zex_fixture.hpp"
 
-#include <zex/detail/spirv.hpp>
+#include "spirv/spirv.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -43,7 +43,7 @@ target_compile_definitions(zex_tests PRIVATE
   ZEX_TEST_KERNEL_SPV_1_0="${ZEX_TEST_KERNEL_SPV_1_0}"
   ZEX_TEST_SITE_KERNEL_SPV="${ZEX_TEST_SITE_KERNEL_SPV}"
   ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}")
-target_link_libraries(zex_tests PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
+target_link_libraries(zex_tests PRIVATE zex_internal GTest::gtest GTest::gtest_main Threads::Threads)
 zex_target_warnings(zex_tests)
 if(TARGET ze_zex_cpu)
   add_dependencies(zex_tests ze_zex_cpu)  # loaded at run time through the loader
@@ -92,7 +92,7 @@ function(zex_add_process_suite name source)
     ZEX_TEST_KERNEL_SPV="${ZEX_TEST_KERNEL_SPV}"
     ZEX_TEST_KERNEL_SOURCE="${ZEX_TEST_KERNEL_SOURCE}"
     ZEX_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  target_link_libraries(${name} PRIVATE zex::zex GTest::gtest GTest::gtest_main Threads::Threads)
+  target_link_libraries(${name} PRIVATE zex_internal GTest::gtest GTest::gtest_main Threads::Threads)
   zex_target_warnings(${name})
 endfunction()
 

@@ -1,6 +1,6 @@
 // zex-spirv: zex's SPIR-V steps as a command, for compiler writers and zex's own benchmarks and tests.
 //
-//   zex-spirv merge    in.spv -o out.spv   the throw-site merge alone (src/passes/merge_throw_sites.cpp)
+//   zex-spirv merge    in.spv -o out.spv   the throw-site merge alone (src/spirv/passes/merge_throw_sites.cpp)
 //   zex-spirv link     in.spv -o out.spv   exactly what zex::Module hands the driver: validate, merge,
 //                                          link the device library, one variable per built-in, validate
 //              [--no-merge]                 ... without the merge (the per-site module, for comparisons)
@@ -12,16 +12,16 @@
 //   zex-spirv kernels  in.spv              the kernel names, one a line
 //   zex-spirv calls    in.spv              for each imported function: its import name and call count
 //   zex-spirv strings  in.spv              the strings zex wrapped (in a linked module): name and bytes
-//   zex-spirv wrap     in.spv -o out.spv   the string wrapping alone (src/passes/strings.cpp)
+//   zex-spirv wrap     in.spv -o out.spv   the string wrapping alone (src/spirv/passes/strings.cpp)
 //   zex-spirv throws   in.spv -o out.spv   the throw paths and the convergence at barriers alone
 //                                          (throw_paths.cpp, barrier_throws.cpp), unvalidated
 //   zex-spirv sites    in.spv              the throw paths `link` numbers: one line per id, then its
 //                                          frames (what the host prints for a report of that id)
 //
 // Exit status: 0 done, 1 the module was refused (the message says why), 2 usage.
-#include <zex/detail/spirv.hpp>
+#include "spirv/spirv.hpp"
 
-#include "passes/passes.hpp"
+#include "spirv/passes/passes.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -90,7 +90,7 @@ class Toolchain:
         run([self.zex_spirv, 'validate', spv], 'zex-spirv validate')
 
     def merge(self, spv, out):
-        """The throw-site merge alone (src/passes/merge_throw_sites.cpp)."""
+        """The throw-site merge alone (src/spirv/passes/merge_throw_sites.cpp)."""
         run([self.zex_spirv, 'merge', spv, '-o', out], 'zex-spirv merge')
         return out
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The ISA cost of zex's string wrapping (src/passes/strings.cpp) on Intel's compiler.
+"""The ISA cost of zex's string wrapping (src/spirv/passes/strings.cpp) on Intel's compiler.
 
 For the bench/igc shapes (default: gather17 and vadd, ZEX_CHECK_BOUNDS at every access), at zex debug
 levels 1 and 2, for DG2 and PVC: `.text.<kernel>` bytes of the module `zex-spirv link` builds with the

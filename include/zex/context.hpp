@@ -1,5 +1,5 @@
 // zex::Context and zex::Device: the Level Zero driver, context and devices zex works on. Creating
-// them is cold and compiled (src/context.cpp); what a launch reads (handles, names) is inline.
+// them is cold and compiled (src/runtime/context.cpp); what a launch reads (handles, names) is inline.
 #pragma once
 
 #include <zex/detail/ze_newer.hpp>
@@ -25,14 +25,14 @@ struct DeviceInfo {
   ze_context_handle_t context = nullptr;
   std::string name;
   uint32_t compute_ordinal = 0;  // a command queue group with compute (which also copies and fills)
-  // How streams wait on this driver, chosen once per context (src/context.cpp, docs/design.md
+  // How streams wait on this driver, chosen once per context (src/runtime/context.cpp, docs/design.md
   // "Waiting"): with a host synchronize and in-order lists, launches carry no event at all.
   ze_newer::CommandListHostSynchronizeFn host_synchronize = nullptr;  // null: wait through events
   ze_command_queue_flags_t list_flags = 0;  // ZE_COMMAND_QUEUE_FLAG_IN_ORDER where the API has it
   bool lists_in_order = false;              // the flag is set, or the driver is known to be in order
 };
 
-// Shared by the Context and every Device, Module and Stream made from it (detail/context_state.hpp),
+// Shared by the Context and every Device, Module and Stream made from it (src/runtime/context_state.hpp),
 // so that the ze context and the slab pools outlive the last object that uses them, whatever order
 // the user destroys in.
 class ContextState;

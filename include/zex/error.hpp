@@ -2,7 +2,6 @@
 // names the result, the call, and what to do about it.
 #pragma once
 
-#include <zex/detail/result_names.hpp>
 #include <zex/device_report.hpp>
 
 #include <level_zero/ze_api.h>
@@ -66,7 +65,8 @@ class RuntimeError : public std::runtime_error, public Error {
 
 /// The spelling of a ze_result_t as in ze_api.h (e.g. "ZE_RESULT_ERROR_DEVICE_LOST"), or nullptr
 /// for a value the table does not know. Never throws.
-inline const char* result_name(ze_result_t r) noexcept { return detail::result_name_or_null(r); }
+/// (Compiled, src/runtime/error.cpp: the table is shared with zex-cpu, common/result_names.hpp.)
+const char* result_name(ze_result_t r) noexcept;
 
 namespace detail {
 
@@ -76,7 +76,7 @@ std::string result_spelling(ze_result_t r);
 
 /// What a reader of a ZeError's message should do next; specific where the result says enough.
 const char* result_advice(ze_result_t r) noexcept;
-/// The whole message of a ZeError (compiled: src/error.cpp); `report` (may be null) adds its summary.
+/// The whole message of a ZeError (compiled: src/runtime/error.cpp); `report` (may be null) adds its summary.
 std::string format_ze_error(ze_result_t result, const std::string& call, const std::string& detail,
                             const std::string& advice, const std::string& build_log,
                             const DeviceReport* report = nullptr);
@@ -87,7 +87,7 @@ constexpr bool is_device_loss(ze_result_t r) noexcept {
   return r == ZE_RESULT_ERROR_DEVICE_LOST || r == ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET;
 }
 
-/// Collects what the driver can say about the lost device (src/device_report.cpp, docs/design.md
+/// Collects what the driver can say about the lost device (src/runtime/device_report.cpp, docs/design.md
 /// "When the device is lost"): of the devices of every live zex::Context, the one zeDeviceGetStatus
 /// says is lost (or the only one). Null when no context is live or nothing could be collected.
 /// Never throws.
@@ -145,7 +145,7 @@ class ZeError : public std::runtime_error, public Error {
 };
 
 namespace detail {
-// Out of line (src/error.cpp) so that check() inlines to a compare and a branch: nothing is formatted
+// Out of line (src/runtime/error.cpp) so that check() inlines to a compare and a branch: nothing is formatted
 // unless the call failed.
 [[noreturn]] void throw_ze_error(ze_result_t r, const char* call, const char* what);
 }  // namespace detail

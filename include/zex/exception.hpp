@@ -1,5 +1,5 @@
 // zex::KernelException: what the host catches when a work-item threw. The last step of an
-// exception's data path (device library -> report, <zex/abi.h> -> detail/decoder.hpp -> here).
+// exception's data path (device library -> report, <zex/abi.h> -> src/runtime/decoder.hpp -> here).
 #pragma once
 
 #include <zex/abi.h>
@@ -65,7 +65,7 @@ struct KernelExceptionInfo {
 enum class Language { Cpp = 0, C = 1, Python = 2, Julia = 3 };
 
 /// The message of a kernel exception (docs/design.md, "Debug levels and messages"), with the hints in
-/// `lang`'s terms; KernelException::what() is this with Language::Cpp. Compiled: src/exception.cpp.
+/// `lang`'s terms; KernelException::what() is this with Language::Cpp. Compiled: src/runtime/exception.cpp.
 std::string format_kernel_exception(const KernelExceptionInfo& info, Language lang = Language::Cpp);
 
 namespace detail {

@@ -1,6 +1,6 @@
 // zex::Module and zex::Kernel: a user's SPIR-V, validated, rewritten by zex's passes, linked with the
 // zex device library, and built by the driver once per debug level on first use (docs/design.md,
-// "Modules"). Building is cold and compiled (src/module.cpp); what a launch reads is inline.
+// "Modules"). Building is cold and compiled (src/runtime/module.cpp); what a launch reads is inline.
 #pragma once
 
 #include <zex/abi.h>
@@ -27,7 +27,7 @@ namespace detail {
 constexpr int kLevels = 3;
 
 // The strings zex's passes put in the module's constant surface, by the address the driver gave
-// them (detail/decoder.hpp).
+// them (src/runtime/decoder.hpp).
 struct KnownStrings;
 
 /// A linked module on one device and the driver's module for each debug level, built on first use.

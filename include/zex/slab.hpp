@@ -6,7 +6,7 @@
 // added; with slabs, 1000 streams cost 8 allocations (4 host, 4 device).
 //
 // Only what a launch or a synchronize touches is inline here (state(), thrown()); acquiring,
-// releasing, decoding and resetting are cold and compiled (src/slab.cpp).
+// releasing, decoding and resetting are cold and compiled (src/runtime/slab.cpp).
 #pragma once
 
 #include <zex/abi.h>
@@ -26,7 +26,7 @@
 namespace zex {
 
 namespace detail {
-struct KnownStrings;  // detail/decoder.hpp
+struct KnownStrings;  // src/runtime/decoder.hpp
 }  // namespace detail
 
 /// One stream's report and claim word. A plain value: whoever acquired it releases it.

@@ -2,7 +2,7 @@
 // Level Zero command; synchronize() waits once and, only if a work-item threw, takes the one path from
 // report to exception (SlabPool::read_and_reset) and throws zex::KernelException (docs/design.md,
 // "Streams"). The launch and synchronize paths are inline here; creation, destruction and raising
-// are cold and compiled (src/stream.cpp).
+// are cold and compiled (src/runtime/stream.cpp).
 #pragma once
 
 #include <zex/abi.h>
@@ -89,11 +89,11 @@ class Stream;
 
 namespace detail {
 // What a zex::Event shares with its stream: the event (its own one-event pool), the launch id of the
-// mark, and the stream to raise through while the stream lives (src/stream.cpp).
+// mark, and the stream to raise through while the stream lives (src/runtime/stream.cpp).
 struct EventState;
 // The stream a stream's Events raise through, and the lock under which they do: the stream's
 // destructor detaches it under the same lock, so that an Event never raises through a stream another
-// thread is freeing (src/stream.cpp).
+// thread is freeing (src/runtime/stream.cpp).
 struct StreamLink;
 }  // namespace detail
 
@@ -145,7 +145,7 @@ int default_debug_level();
 
 namespace detail {
 
-// Cold paths of a launch, compiled (src/stream.cpp): nothing is formatted unless something is wrong.
+// Cold paths of a launch, compiled (src/runtime/stream.cpp): nothing is formatted unless something is wrong.
 [[noreturn]] void throw_bad_signature(const std::string& kernel, uint32_t expected, size_t given,
                                      bool takes_state);
 [[noreturn]] void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, size_t size);
@@ -271,7 +271,7 @@ class Stream {
   /// launch() with arguments known only at run time (language bindings, the C API): `count`
   /// arguments, each passed as its bytes; the scalar type check of launch() cannot apply (there are
   /// no C++ types), so the driver's size check is the only one. The argument count, debug level and
-  /// extents are checked as by launch(). Compiled (src/stream.cpp).
+  /// extents are checked as by launch(). Compiled (src/runtime/stream.cpp).
   ///
   /// `file` and `line` are the launch site a throw reports (KernelException::launch_site()): the
   /// binding's caller, e.g. the C program's __FILE__/__LINE__ or the Python caller's frame; null for

@@ -1,9 +1,9 @@
 // A SPIR-V module as tests/device_test.cpp reads it: instructions, definitions by id, decorations,
 // functions, and the few questions the device-library checks ask (exports, types, constant strings).
-// Parsed by zex's pass layer (src/passes/ir.hpp), so the tests and the library read SPIR-V one way.
+// Parsed by zex's pass layer (src/spirv/ir.hpp), so the tests and the library read SPIR-V one way.
 #pragma once
 
-#include "passes/ir.hpp"
+#include "spirv/ir.hpp"
 
 #include <gtest/gtest.h>
 #include <spirv-tools/libspirv.h>
@@ -86,7 +86,7 @@ struct Function {
 // A parsed module: every instruction, definitions by result id, decorations, functions.
 class Module {
  public:
-  // Parsed with zex's own pass-layer parser (src/passes/ir.hpp), flattened into what the checks read.
+  // Parsed with zex's own pass-layer parser (src/spirv/ir.hpp), flattened into what the checks read.
   explicit Module(const std::vector<uint32_t>& words) {
     zex::passes::Module m;
     try {

@@ -5,8 +5,8 @@
 // extension is called through the function pointers the driver hands out (the loader predates it).
 #include "l0_fixture.hpp"
 
-#include <zex/detail/cper.hpp>
-#include <zex/detail/zes_newer.hpp>
+#include "common/cper.hpp"
+#include "common/zes_newer.hpp"
 
 #include <level_zero/zes_api.h>
 

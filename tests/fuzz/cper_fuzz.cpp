@@ -1,7 +1,7 @@
-// libFuzzer target for the CPER decoder (include/zex/detail/cper.hpp): a record from a driver's Info Log
+// libFuzzer target for the CPER decoder (common/cper.hpp): a record from a driver's Info Log
 // is as hostile as a report. The input is the record itself, copied into a vector of exactly its size,
 // so a read past it is an ASan report (docs/reliability.md, "Fuzzing the report decoder").
-#include <zex/detail/cper.hpp>
+#include "common/cper.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// libFuzzer target for the report decoder (include/zex/detail/decoder.hpp). The decoder's contract is
+// libFuzzer target for the report decoder (src/runtime/decoder.hpp). The decoder's contract is
 // that a report is hostile and so is the memory it points into, so both come from the fuzzer: the
 // input is a zex_report_t plus a script for a fake address space whose MemoryReader lies.
 //
@@ -14,7 +14,7 @@
 //
 // The oracle only ever hands out bytes from buffers it owns, each copied into a vector of exactly
 // its size, so a decoder read past what it was given is an ASan report, not a silent pass.
-#include <zex/detail/decoder.hpp>
+#include "runtime/decoder.hpp"
 
 #include <cstddef>
 #include <cstdint>

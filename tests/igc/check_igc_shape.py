@@ -75,7 +75,7 @@ def main():
                                     {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
                 mods.append((kname, f'zex{level}{style}', level, kname, open(out, 'rb').read()))
         # Throws before barriers (tests/barriers/barrier_kernels.cl, -O2 and -O0): a thrower runs on to
-        # every barrier with its accesses redirected (src/passes/barrier_throws.cpp); that must cost no
+        # every barrier with its accesses redirected (src/spirv/passes/barrier_throws.cpp); that must cost no
         # private memory or spills either.
         for opt in ('-O2', '-O0'):
             name = 'barriers' + opt

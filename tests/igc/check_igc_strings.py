@@ -3,7 +3,7 @@
 
 IGC 1.0.12504 (Debian 12) puts every constant array of i8 into the zebin section .data.const.string,
 and NEO 22.43 patches kernels with a host pointer into it, which zeMemGetAddressRange rejects: the host
-could not read a report's strings. zex's string pass (src/passes/strings.cpp) wraps the strings zex
+could not read a report's strings. zex's string pass (src/spirv/passes/strings.cpp) wraps the strings zex
 calls take as { [N x i8] }, which IGC puts into .data.const (USM, registered).
 
 Compiles through `zex-spirv link` (exactly what zex::Module hands the driver) the test kernels

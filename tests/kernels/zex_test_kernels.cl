@@ -43,7 +43,7 @@ __kernel void throw_odd_name(zex_state_t zex) {
 }
 
 // Two throw sites in one kernel, with different reasons: zex::Module merges their cold paths into one
-// block (src/passes/merge_throw_sites.cpp); the report must still be the failing site's.
+// block (src/spirv/passes/merge_throw_sites.cpp); the report must still be the failing site's.
 __kernel void two_sites(__global int* out, uint n, uint m, zex_state_t zex) {
   size_t i = get_global_id(0);
   if (i >= n) ZEX_THROW(zex, "BoundsError", "first check");  // LINE:two_sites_a

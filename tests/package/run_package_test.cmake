@@ -8,7 +8,7 @@
 #   the test kernels the consumer compiled with the installed zex_add_spirv().
 include(${CMAKE_CURRENT_LIST_DIR}/../run_steps.cmake)
 zex_require_vars(run_package_test.cmake MODE ZEX_BUILD_DIR STAGE CONSUMER_SOURCE CONSUMER_BUILD C_API_TEST
-                 TEST_KERNELS_CL)
+                 TEST_KERNELS_CL PUBLIC_HEADERS)
 
 if(MODE STREQUAL "build")
   file(REMOVE_RECURSE ${STAGE} ${CONSUMER_BUILD})
@@ -17,6 +17,18 @@ if(MODE STREQUAL "build")
     set(config_args --config ${ZEX_CONFIG})
   endif()
   zex_run("cmake --install" ${CMAKE_COMMAND} --install ${ZEX_BUILD_DIR} --prefix ${STAGE} ${config_args})
+
+  # The installed include tree is the API and nothing else (ZEX_PUBLIC_HEADERS): no private header of
+  # the runtime, the SPIR-V layer or common/ reaches a user.
+  file(GLOB_RECURSE installed_headers RELATIVE ${STAGE}/include ${STAGE}/include/*)
+  list(SORT installed_headers)
+  string(REPLACE "," ";" expected_headers "${PUBLIC_HEADERS}")
+  list(SORT expected_headers)
+  if(NOT installed_headers STREQUAL expected_headers)
+    message(FATAL_ERROR "the installed include tree is not the public header list:\n"
+                        "  installed: ${installed_headers}\n  expected:  ${expected_headers}\n"
+                        "Add a new public header to ZEX_PUBLIC_HEADERS (CMakeLists.txt); keep private ones in src/.")
+  endif()
 
   # Only the stage: no user or system package registry, no zex_DIR from a cache. SANITIZE_FLAGS (a
   # ZEX_SANITIZE build): the installed libzex is sanitized and static, so the consumer needs the

@@ -89,7 +89,7 @@ TEST(CompilerStyleModule, AcceptedMergedAndReportsTheFailingSite) {
 }
 
 // A program-scope table of strings: llvm-spirv-15 leaves the strings out of the kernel's interface,
-// which SPIRV-Tools 2023.1 refuses; zex completes the interface (src/passes/interfaces.cpp), builds
+// which SPIRV-Tools 2023.1 refuses; zex completes the interface (src/spirv/passes/interfaces.cpp), builds
 // the kernel, and the name it throws comes from the table.
 TEST(TableOfStrings, AcceptedThrownAndCaught) {
   auto& d = device();

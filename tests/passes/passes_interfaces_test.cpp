@@ -1,4 +1,4 @@
-// The entry-point interface pass (src/passes/interfaces.cpp) on a table of strings compiled by the
+// The entry-point interface pass (src/spirv/passes/interfaces.cpp) on a table of strings compiled by the
 // project's toolchain (clang-15 + llvm-spirv-15, SPIR-V 1.4), whose strings llvm-spirv leaves out of
 // the kernel's interface, and on hand-written modules for the call tree and several entry points.
 #include "passes_util.hpp"

@@ -1,4 +1,4 @@
-// zex's own linker (src/passes/link.cpp) on every test module of tests/passes, and the shapes it must
+// zex's own linker (src/spirv/passes/link.cpp) on every test module of tests/passes, and the shapes it must
 // decline (SPIRV-Tools' linker then links or refuses the module). No driver: the validator is the judge.
 #include "passes_util.hpp"
 

@@ -1,4 +1,4 @@
-// The string-wrapping pass (src/passes/strings.cpp) on real modules: clang-15 with and without -g,
+// The string-wrapping pass (src/spirv/passes/strings.cpp) on real modules: clang-15 with and without -g,
 // compiler-style SPIR-V. After it, no argument of a zex call traces back to a plain [N x i8] variable
 // (what IGC 1.0.12504 puts into .data.const.string), every call still receives the same bytes, printf
 // never receives a wrapped string, the module stays valid, the merge still collapses the sites, and a

@@ -1,4 +1,4 @@
-// The pass layer itself (src/passes/): the parsed module, validation with debug information set aside,
+// The pass layer itself (src/spirv/passes/): the parsed module, validation with debug information set aside,
 // and what every pass does with truncated, corrupted and garbage input (a value or
 // std::invalid_argument; never another exception, never a crash).
 #include "passes_util.hpp"

@@ -2,9 +2,9 @@
 // function, the values an OpPhi receives.
 #pragma once
 
-#include <zex/detail/spirv.hpp>
+#include "spirv/spirv.hpp"
 
-#include "passes/passes.hpp"
+#include "spirv/passes/passes.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -1,4 +1,4 @@
-// A std::mutex behind an opaque wall: lock() and unlock() are compiled (src/mutex.cpp), so headers
+// A std::mutex behind an opaque wall: lock() and unlock() are compiled (src/runtime/mutex.cpp), so headers
 // that need a lock on the launch path do not make every includer parse <mutex> (and with it
 // <chrono> and <system_error>): that was a tenth of the umbrella header's parse time
 // (docs/benchmarks.md, "Header parse time"). The cost is a call per lock, nothing next to a launch.

@@ -1,7 +1,7 @@
 // What zex knows of a kernel parameter's type, from the module's SPIR-V, in one byte: the class in the
 // top three bits, the size in bytes in the low five. A launch compares it with the same byte computed
 // from the argument's C++ type at compile time (Stream::launch), so checking a scalar costs one byte
-// load and one compare; only a mismatch reaches the compiled cold path (src/stream.cpp).
+// load and one compare; only a mismatch reaches the compiled cold path (src/runtime/stream.cpp).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Throw sites numbered at link time (issue 15): zex's pass (src/passes/throw_paths.cpp) gives every
+// Throw sites numbered at link time (issue 15): zex's pass (src/spirv/passes/throw_paths.cpp) gives every
 // throw path it can identify (a zex_throw with constant strings, reached from a kernel through a
 // known chain of calls) a 32-bit id, replaces the call with zex_throw_site(zex, id, ...), and returns
 // this table; the device stores only the id (docs/abi.md, version 3), the host prints the name, the
@@ -35,18 +35,12 @@ using SiteTable = std::vector<ThrowSite>;
 
 /// Registers a module's table for the life of the process's reference to it and returns its base:
 /// the module is built with the spec constant ZEX_SPEC_ID_SITE_BASE set to it, so that its device
-/// stores base + k for its site k and ids are unique in the process (src/module.cpp). 0 (and nothing
+/// stores base + k for its site k and ids are unique in the process (src/runtime/module.cpp). 0 (and nothing
 /// registered) for an empty table, or once 2^30 ids have been handed out.
 uint32_t register_site_table(const std::shared_ptr<const SiteTable>& table);
 /// The registered table whose ids hold `id` (base < id <= base + size), with its base; null if none
 /// is alive. For reports decoded without their module (SlabPool::check).
 std::shared_ptr<const SiteTable> find_site_table(uint32_t id, uint32_t* base);
-
-/// The module zex hands the driver and the table of the throw sites numbered in it.
-struct LinkedModule {
-  std::vector<uint32_t> words;
-  SiteTable sites;
-};
 
 }  // namespace detail
 }  // namespace zex

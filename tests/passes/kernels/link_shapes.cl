@@ -1,4 +1,4 @@
-// Shapes for zex's own linker (src/passes/link.cpp), written for this test. A user struct with exactly
+// Shapes for zex's own linker (src/spirv/passes/link.cpp), written for this test. A user struct with exactly
 // zex_state_t's layout (three 64-bit integers), declared and used before any zex call, so that
 // llvm-spirv writes two identical struct types, the user's first: the library's signatures must be
 // matched to the type the user's imports actually take, not to the first struct of that layout. A

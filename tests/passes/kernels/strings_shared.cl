@@ -1,4 +1,4 @@
-// Strings zex calls share with other users, for the string-wrapping pass (src/passes/strings.cpp):
+// Strings zex calls share with other users, for the string-wrapping pass (src/spirv/passes/strings.cpp):
 // the same literal in printf and ZEX_THROW (clang emits one .str for both), a named __constant
 // string that user code also reads, and a string only zex takes.
 #include <zex/device.h>

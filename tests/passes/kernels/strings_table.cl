@@ -1,5 +1,5 @@
 // A program-scope table of strings passed to ZEX_THROW, for the entry-point interface pass
-// (src/passes/interfaces.cpp). llvm-spirv-15 (SPIR-V 1.4) does not list the strings in the kernel's
+// (src/spirv/passes/interfaces.cpp). llvm-spirv-15 (SPIR-V 1.4) does not list the strings in the kernel's
 // OpEntryPoint: they are reached only through the table's initializer (OpConstantComposite of
 // OpSpecConstantOp addresses), and SPIRV-Tools 2023.1 refuses the module as it comes.
 #include <zex/device.h>

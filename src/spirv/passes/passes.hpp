@@ -1,0 +1,136 @@
+// zex's SPIR-V passes, each in its own file of src/spirv/passes/, all on the parsed module of ir.hpp. The
+// order zex::Module runs them in, and what each one keeps, is in docs/spirv-passes.md.
+#pragma once
+
+#include "spirv/ir.hpp"
+
+#include <zex/detail/sites.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace zex {
+namespace passes {
+
+/// The functions the module imports (OpDecorate LinkageAttributes "name" Import): id -> import name.
+std::map<uint32_t, std::string> imported_functions(const Module& m);
+
+/// Gives every function one shared cold region for its zex throw sites (merge_throw_sites.cpp).
+/// Returns true if it changed the module; a shape it does not know is left as it is.
+bool merge_throw_sites(Module& m);
+
+/// A throw ends the work-item wherever it happens (functions that may throw return a flag their callers
+/// check), and every identified throw path gets an id: its zex_throw becomes zex_throw_site, and `sites`
+/// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns true if it changed the module.
+bool number_throw_paths(Module& m, detail::SiteTable* sites);
+
+/// A copy of every kernel that another function calls (OpenCL C allows it), as an ordinary function
+/// the calls go to, so that number_throw_paths can make it return a flag (kernel_calls.cpp). Writes
+/// the module with the copies to `out` and returns true; false (`out` untouched) if no kernel is called.
+/// `names` receives each copy's id -> the kernel's OpName (the copy's own is `__zex_call_<name>`).
+bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std::string>* names);
+
+/// In a kernel where a work-group barrier can follow a throw, the thrower does not return: it sets a
+/// private flag and runs on, its memory accesses redirected to scratch variables and its calls and
+/// zex calls skipped, so that it still reaches every barrier (barrier_throws.cpp). Run after
+/// number_throw_paths. Returns true if it changed the module. A shape it does not know throws
+/// std::invalid_argument and leaves the module as it was (it writes the module only at its end).
+bool converge_throws_at_barriers(Module& m);
+
+/// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
+/// Returns true if it changed the module.
+bool merge_duplicate_builtins(Module& m);
+
+/// Struct-wraps the string constants whose address reaches a zex_* call (strings.cpp): each becomes a
+/// new `{ [N x i8] }` variable named __zex_str_<n>, its zex uses re-pointed at member 0, the old
+/// variable kept for its other users (never shared with printf). Returns true if it changed the module.
+bool wrap_zex_strings(Module& m);
+
+/// A __zex_str_<n> variable and its bytes (the whole array, NUL included).
+struct ZexString {
+  std::string name;
+  std::string bytes;
+};
+/// The module's __zex_str_* variables (those wrap_zex_strings made), in name order of the module.
+std::vector<ZexString> zex_strings(const Module& m);
+
+/// Adds to every OpEntryPoint the module-scope variables its call tree uses and it does not list,
+/// those reached through constants and initializers included, as SPIRV-Tools' validator counts them
+/// (interfaces.cpp; llvm-spirv-15 omits them): every such variable in SPIR-V 1.4+, the Input/Output
+/// ones before (the device library's built-ins after the link). Returns true if it changed the module.
+bool complete_entry_point_interfaces(Module& m);
+
+/// The names of the module's kernels (OpEntryPoint Kernel), in order (entry_points.cpp).
+std::vector<std::string> kernel_names(const Module& m);
+
+/// The kernels whose last parameter is not a zex_state_t (a by-value struct of three 64-bit
+/// integers), which zex::Stream cannot launch (entry_points.cpp).
+std::vector<std::string> kernels_without_state(const Module& m);
+
+/// Each kernel's parameters as <zex/detail/param_kind.hpp> bytes, the trailing zex_state_t included,
+/// by kernel name (entry_points.cpp).
+std::map<std::string, std::vector<uint8_t>> kernel_param_kinds(const Module& m);
+
+/// Puts every function's blocks in dominance order (block_order.cpp): a function whose blocks do not
+/// all follow their immediate dominators gets a reverse post-order of its CFG, the entry first and the
+/// unreachable blocks last; other functions are left as they are. Returns true if it changed the module.
+bool order_blocks(Module& m);
+
+/// Before the link: each decoration (with its literals) that the user module applies to many ids the
+/// link does not look at becomes one OpDecorationGroup and OpGroupDecorate, so that SPIRV-Tools'
+/// linker, quadratic in decorations, sees a few (decoration_groups.cpp). Returns true if it changed
+/// the module.
+bool group_decorations(Module& m);
+/// After the link: every decoration group (but those OpGroupMemberDecorate uses) written out as one
+/// OpDecorate per id again. Returns true if it changed the module.
+bool expand_decoration_groups(Module& m);
+
+/// Removes what the validator is not asked to check (validate.cpp): every OpExtInst of a
+/// debug-information set (OpenCL.DebugInfo.100, NonSemantic.*) and its OpExtInstImport. Lines,
+/// names and OpString stay. Returns the number of instructions removed.
+size_t strip_debug_info(Module& m);
+
+/// Replaces the string of every OpName by one unique to its target ("n<id>"), so that SPIRV-Tools'
+/// validator names ids in linear time (validate.cpp). Returns the number of names replaced.
+size_t unique_names(Module& m);
+
+/// The module as the validator is shown it (validate.cpp), without changing `m`: no debug-information
+/// instructions (as strip_debug_info), and unless `own_names` every OpName unique to its id (as
+/// unique_names).
+std::vector<uint32_t> validator_words(const Module& m, bool own_names);
+
+/// Links zex's device library into `user` (link.cpp): the library's ids above the user's, each user
+/// import of a library export replaced by it, equal types shared, imported built-ins left to the
+/// driver. Returns true. A shape it does not handle throws std::invalid_argument and leaves `user` as
+/// it was (zex then links with SPIRV-Tools' linker).
+bool link_device_library(Module& user, const Module& library);
+
+/// Runs `pass` (bool(Module&)) on the parsed words: the new words if it changed them, else `words`.
+/// @throws std::invalid_argument if the words do not parse
+template <class Pass>
+std::vector<uint32_t> run_on_words(const std::vector<uint32_t>& words, Pass pass) {
+  Module m = parse(words);
+  return pass(m) ? to_words(m) : words;
+}
+
+/// Word-level conveniences (run_on_words).
+inline std::vector<uint32_t> merge_throw_sites(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return merge_throw_sites(m); });
+}
+inline std::vector<uint32_t> wrap_zex_strings(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return wrap_zex_strings(m); });
+}
+inline std::vector<uint32_t> complete_entry_point_interfaces(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return complete_entry_point_interfaces(m); });
+}
+inline std::vector<uint32_t> order_blocks(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return order_blocks(m); });
+}
+inline std::vector<uint32_t> merge_duplicate_builtins(const std::vector<uint32_t>& words) {
+  return run_on_words(words, [](Module& m) { return merge_duplicate_builtins(m); });
+}
+
+}  // namespace passes
+}  // namespace zex
