@@ -166,6 +166,32 @@ TEST(SlabPool, LowerLevelApiWithTheRuntimesOwnCommandList) {
   }
   run(256, 45);
   EXPECT_NO_THROW(pool.check(slot, "vadd"));
+  // read_and_reset with what the runtime knows about the launch (ThrowOrigin), looked up by the
+  // report's launch id: it reaches the exception, and a numbered site's group and local ids follow
+  // from the group size given (without one, as for check() above, they stay unknown).
+  run(100, 46);
+  ASSERT_TRUE(zex::SlabPool::thrown(slot));
+  ASSERT_EQ(zex::SlabPool::thrown_launch_id(slot), 46u);
+  zex::ThrowOrigin origin;
+  origin.kernel_name = "vadd@46";
+  origin.launch_level = 2;
+  origin.launch_site = zex::SourceLocation{"runtime.cpp", 77};
+  origin.group_size[0] = 64;
+  origin.group_size[1] = origin.group_size[2] = 1;
+  zex::KernelExceptionInfo info = pool.read_and_reset(slot, origin, list);
+  EXPECT_FALSE(zex::SlabPool::thrown(slot));
+  EXPECT_EQ(info.kernel_name, "vadd@46");
+  EXPECT_EQ(info.launch_id, 46u);
+  ASSERT_TRUE(info.launch_site);
+  EXPECT_EQ(info.launch_site->file, "runtime.cpp");
+  EXPECT_EQ(info.launch_site->line, 77u);
+  ASSERT_TRUE(info.global_id);
+  ASSERT_TRUE(info.group_id);
+  ASSERT_TRUE(info.local_id);
+  EXPECT_EQ((*info.group_id)[0], (*info.global_id)[0] / 64);
+  EXPECT_EQ((*info.local_id)[0], (*info.global_id)[0] % 64);
+  run(256, 47);
+  EXPECT_NO_THROW(pool.check(slot, "vadd", list));
 
   zeEventDestroy(ev);
   zeEventPoolDestroy(evp);

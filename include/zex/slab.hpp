@@ -6,7 +6,8 @@
 // added; with slabs, 1000 streams cost 8 allocations (4 host, 4 device).
 //
 // Only what a launch or a synchronize touches is inline here (state(), thrown()); acquiring,
-// releasing, decoding and resetting are cold and compiled (src/runtime/slab.cpp).
+// releasing and resetting are cold and compiled (src/runtime/slab.cpp), decoding too
+// (src/runtime/report_reading.cpp).
 #pragma once
 
 #include <zex/abi.h>
@@ -18,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -28,6 +30,21 @@ namespace zex {
 namespace detail {
 struct KnownStrings;  // src/runtime/decoder.hpp
 }  // namespace detail
+
+/// What the runtime knows about the launch that threw, beside what its report says: the launcher looks
+/// it up by the report's launch id (SlabPool::thrown_launch_id) before the report is read, and
+/// read_and_reset() puts it into the exception. Every field may stay unknown.
+struct ThrowOrigin {
+  std::string kernel_name;  ///< empty: "<unknown kernel of launch N>"
+  int launch_level = 1;     ///< the debug level launched with (used only if the report's is corrupt)
+  const detail::KnownStrings* known = nullptr;  ///< the module's strings by address (zex::Module's)
+  const detail::SiteTable* sites = nullptr;     ///< the module's throw sites; null: the process's registry
+  uint32_t site_base = 0;                       ///< the offset of `sites`' ids
+  std::optional<SourceLocation> launch_site;    ///< the host line of the launch
+  /// The launch's work-group size (0: unknown): a numbered site stores only the global id, and the
+  /// group and local ids follow from it (launches without a global offset).
+  uint32_t group_size[3] = {0, 0, 0};
+};
 
 /// One stream's report and claim word. A plain value: whoever acquired it releases it.
 struct Slot {
@@ -53,7 +70,8 @@ class SlabPool {
   /// count, ZEX_CLAIM_BYTES).
   static constexpr size_t kBytesPerSlot = sizeof(zex_report_t) + ZEX_CLAIM_BYTES;
 
-  /// Names the kernel of a launch id, for the exception's message; `ctx` is the caller's.
+  /// Names the kernel of a launch id, for the exception's message; `ctx` is the caller's (the C
+  /// API's zex_slot_check_with). Called once, before the report is read, with thrown_launch_id().
   using KernelNameFn = std::string (*)(const void* ctx, uint64_t launch_id);
 
   /// Not usually called directly: Device::slab_pool() returns the pool of a context+device.
@@ -109,9 +127,11 @@ class SlabPool {
   void check(const Slot& s, NameOf&& kernel_name_of, ze_command_list_handle_t reset_list = nullptr,
              int launch_level = 1, const detail::SiteTable* sites = nullptr) {
     if (!thrown(s)) return;
-    using F = std::remove_reference_t<NameOf>;
-    raise(s, [](const void* f, uint64_t id) -> std::string { return (*static_cast<F*>(const_cast<void*>(f)))(id); },
-          &kernel_name_of, launch_level, reset_list, sites);
+    ThrowOrigin o;
+    o.kernel_name = kernel_name_of(thrown_launch_id(s));
+    o.launch_level = launch_level;
+    o.sites = sites;
+    raise(s, o, reset_list);
   }
 
   /// check() for a runtime that launched one kernel (or knows which one) since its last check.
@@ -119,23 +139,44 @@ class SlabPool {
   void check(const Slot& s, std::string_view kernel_name, ze_command_list_handle_t reset_list = nullptr,
              int launch_level = 1, const detail::SiteTable* sites = nullptr) {
     if (!thrown(s)) return;
-    raise(s, [](const void* n, uint64_t) { return std::string(*static_cast<const std::string_view*>(n)); },
-          &kernel_name, launch_level, reset_list, sites);
+    ThrowOrigin o;
+    o.kernel_name = std::string(kernel_name);
+    o.launch_level = launch_level;
+    o.sites = sites;
+    raise(s, o, reset_list);
   }
 
-  /// The one path from a thrown report to an exception, used by check() and zex::Stream: decodes
-  /// `s`'s report (strings validated and bounded), appends the claim word's reset to `reset_list`
-  /// (signalling `signal`; on the pool's own list, waited for, when `reset_list` is null), and only
-  /// then clears the report. Returns what the exception will say. `known`, if given, holds the
-  /// strings of the throwing module by address, and `sites` its throw-site table with the base its
-  /// ids are offset by (zex::Stream passes its module's); without one, the process's registry of
-  /// tables (detail::find_site_table) names a numbered site of any live zex::Module.
+  /// The launch id the report of `s` names (the launch that threw), for the launcher to look up what
+  /// it knows about that launch (ThrowOrigin). Meaningful once thrown(s).
+  static uint64_t thrown_launch_id(const Slot& s) noexcept { return s.report->launch_id; }
+
+  /// The one path from a thrown report to an exception, used by check() and zex::Stream
+  /// (src/runtime/report_reading.cpp): copies and decodes `s`'s report (strings validated and
+  /// bounded; a numbered site named from `origin.sites` or, without it, from the process's registry of
+  /// tables, detail::find_site_table), reads the thrower count, appends the claim word's reset to
+  /// `reset_list` (signalling `signal`; on the pool's own list, waited for, when `reset_list` is
+  /// null), and only then clears the report. Returns what the exception will say: the report's
+  /// content with `origin`'s.
   /// @throws ZeError if the reset cannot be appended (the report is then kept); std::bad_alloc
+  KernelExceptionInfo read_and_reset(const Slot& s, const ThrowOrigin& origin, ze_command_list_handle_t reset_list,
+                                     ze_event_handle_t signal = nullptr);
+
+  /// read_and_reset() with the kernel named by `kernel_name_of(ctx, thrown_launch_id(s))` (called
+  /// once, before the report is read).
+  /// @throws as read_and_reset()
   KernelExceptionInfo read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
                                      int launch_level, ze_command_list_handle_t reset_list,
                                      ze_event_handle_t signal = nullptr,
                                      const detail::KnownStrings* known = nullptr,
-                                     const detail::SiteTable* sites = nullptr, uint32_t site_base = 0);
+                                     const detail::SiteTable* sites = nullptr, uint32_t site_base = 0) {
+    ThrowOrigin o;
+    if (kernel_name_of) o.kernel_name = kernel_name_of(ctx, thrown_launch_id(s));
+    o.launch_level = launch_level;
+    o.known = known;
+    o.sites = sites;
+    o.site_base = site_base;
+    return read_and_reset(s, o, reset_list, signal);
+  }
 
   /// Like read_and_reset() without decoding: for a report nobody will read (a stream destroyed
   /// with an exception pending).
@@ -160,8 +201,7 @@ class SlabPool {
  private:
   struct Impl;
 
-  [[noreturn]] void raise(const Slot& s, KernelNameFn kernel_name_of, const void* ctx, int launch_level,
-                          ze_command_list_handle_t reset_list, const detail::SiteTable* sites);
+  [[noreturn]] void raise(const Slot& s, const ThrowOrigin& origin, ze_command_list_handle_t reset_list);
 
   ze_context_handle_t ctx_;
   ze_device_handle_t dev_;

@@ -1,10 +1,8 @@
-// zex::SlabPool's cold half: acquiring and releasing slots, and the one path from a thrown report to
-// a KernelException (read_and_reset), which zex::Stream and SlabPool::check both take.
+// zex::SlabPool's cold half: acquiring and releasing slots, resetting claim words. The path from a
+// thrown report to a KernelException is report_reading.cpp.
 #include <zex/slab.hpp>
 
-#include "runtime/decoder.hpp"
-#include "runtime/helper_list.hpp"
-#include "runtime/slab_storage.hpp"
+#include "runtime/slab_pool_impl.hpp"
 #include <zex/error.hpp>
 
 #include <cstring>
@@ -14,16 +12,6 @@
 
 namespace zex {
 
-struct SlabPool::Impl {
-  Impl(ze_context_handle_t ctx, ze_device_handle_t dev, uint32_t ordinal)
-      : storage(ctx, dev), helper(ctx, dev, ordinal) {}
-  // Destroyed last-declared first: the helper list (which may have filled a slab) goes before the
-  // slabs.
-  std::mutex storage_mu;  // storage
-  detail::SlabStorage storage;
-  std::mutex helper_mu;  // helper
-  detail::HelperList helper;
-};
 
 SlabPool::SlabPool(ze_context_handle_t context, ze_device_handle_t device, std::string device_name,
                    uint32_t compute_ordinal)
@@ -76,46 +64,6 @@ void SlabPool::discard(const Slot& s, ze_command_list_handle_t reset_list, ze_ev
   else
     reset_now(s);
   std::memset(static_cast<void*>(s.report), 0, sizeof(zex_report_t));
-}
-
-KernelExceptionInfo SlabPool::read_and_reset(const Slot& s, KernelNameFn kernel_name_of, const void* ctx,
-                                             int launch_level, ze_command_list_handle_t reset_list,
-                                             ze_event_handle_t signal, const detail::KnownStrings* known,
-                                             const detail::SiteTable* sites, uint32_t site_base) {
-  zex_report_t copy;
-  std::memcpy(&copy, s.report, sizeof copy);
-  // A numbered site without its module's table (SlabPool::check): site ids are unique in the process,
-  // so the registry finds the table of whichever live zex::Module the kernel came from.
-  std::shared_ptr<const detail::SiteTable> found;
-  if (!sites && copy.abi_version >= 3 && detail::known_abi_version(copy.abi_version) && copy.site != 0) {
-    found = detail::find_site_table(copy.site & ZEX_SITE_ID_MASK, &site_base);
-    sites = found.get();
-  }
-  detail::DecodedReport d;
-  {
-    std::lock_guard<std::mutex> lock(impl_->helper_mu);
-    detail::ZeMemoryReader mem(impl_->helper);
-    d = detail::decode_report(copy, mem, known, sites, site_base);
-    // The thrower count, from device memory next to the claim word: one more read on the path that
-    // already reads strings, only for a report that can have one (version >= 2, level >= 1).
-    if (d.abi_version >= 2 && detail::known_abi_version(d.abi_version) && d.debug_level >= 1 && d.debug_level <= 2) {
-      std::vector<detail::ReadRequest> q(1);
-      q[0].address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s.claim)) + ZEX_COUNT_OFFSET;
-      q[0].size = sizeof(uint64_t);
-      mem.read(q);
-      if (q[0].ok && q[0].out.size() == sizeof(uint64_t)) std::memcpy(&d.thrower_count, q[0].out.data(), sizeof(uint64_t));
-    }
-  }
-  std::string kname = kernel_name_of ? kernel_name_of(ctx, d.launch_id) : std::string();
-  if (kname.empty()) kname = "<unknown kernel of launch " + std::to_string(d.launch_id) + ">";
-  KernelExceptionInfo info = detail::exception_info(std::move(d), std::move(kname), device_name_, launch_level);
-  discard(s, reset_list, signal);
-  return info;
-}
-
-void SlabPool::raise(const Slot& s, KernelNameFn kernel_name_of, const void* ctx, int launch_level,
-                     ze_command_list_handle_t reset_list, const detail::SiteTable* sites) {
-  throw KernelException(read_and_reset(s, kernel_name_of, ctx, launch_level, reset_list, nullptr, nullptr, sites));
 }
 
 size_t SlabPool::usm_allocations() const {
