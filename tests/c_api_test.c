@@ -292,7 +292,7 @@ static void test_sub_devices(Env* e) {
 }
 
 /* Issue 8 in the C API: operand values, the thrower count and the launch site (the same launch as the
- * C++ tests/stream_test.cpp: n = 1000 over 4 groups of 256, so work-items 1000..1023 throw). */
+ * C++ tests/runtime/stream_test.cpp: n = 1000 over 4 groups of 256, so work-items 1000..1023 throw). */
 static void test_values_count_and_site(Env* e) {
   zex_stream_t s = NULL;
   zex_exception_t ex = NULL;

@@ -12,9 +12,9 @@ add_dependencies(c_api_test zex_test_kernels)
 if(TARGET ze_zex_cpu)
   add_dependencies(c_api_test ze_zex_cpu)
 endif()
-zex_add_l0_test(c_api_test COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE})
+zex_add_test(c_api_test COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE})
 # Again under the loader's validation layer: the C API makes only valid Level Zero calls too.
-zex_add_l0_test(c_api_test_validation COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
+zex_add_test(c_api_test_validation COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
                 ENV ${ZEX_VALIDATION_ENV})
 if(ZEX_CPU_DRIVER)
   # A lost device (ZEX_CPU_LOSE_DEVICE=2): the wait's error comes with the device report.
@@ -24,7 +24,7 @@ if(ZEX_CPU_DRIVER)
   target_compile_options(c_api_device_lost PRIVATE -Wall -Wextra -pedantic -Werror)
   target_link_libraries(c_api_device_lost PRIVATE zex::zex_c)
   add_dependencies(c_api_device_lost zex_test_kernels ze_zex_cpu)
-  zex_add_l0_test(c_api_device_lost COMMAND c_api_device_lost ${ZEX_TEST_KERNEL_SPV} ENV ZEX_CPU_LOSE_DEVICE=2)
+  zex_add_test(c_api_device_lost COMMAND c_api_device_lost ${ZEX_TEST_KERNEL_SPV} ENV ZEX_CPU_LOSE_DEVICE=2)
   # fork() after a launch: a child's calls fail at once naming the fork, its destroys and exit return.
   add_executable(c_api_fork c_api_fork.c)
   set_source_files_properties(c_api_fork.c PROPERTIES LANGUAGE C)
@@ -32,12 +32,12 @@ if(ZEX_CPU_DRIVER)
   target_compile_options(c_api_fork PRIVATE -Wall -Wextra -pedantic -Werror)
   target_link_libraries(c_api_fork PRIVATE zex::zex_c)
   add_dependencies(c_api_fork zex_test_kernels ze_zex_cpu)
-  zex_add_l0_test(c_api_fork COMMAND c_api_fork ${ZEX_TEST_KERNEL_SPV})
+  zex_add_test(c_api_fork COMMAND c_api_fork ${ZEX_TEST_KERNEL_SPV})
   # Two devices of two tiles each: the sub-device functions, and a throw caught on a tile's stream.
-  zex_add_l0_test(c_api_test_2x2 COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
+  zex_add_test(c_api_test_2x2 COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
                   ENV ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)
   # The event path (zex-cpu's host synchronize off), where synchronize_for waits on an event.
-  zex_add_l0_test(c_api_test_events COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
+  zex_add_test(c_api_test_events COMMAND c_api_test ${ZEX_TEST_KERNEL_SPV} ${ZEX_TEST_KERNEL_SOURCE}
                   ENV ZEX_CPU_NO_HOST_SYNCHRONIZE=1)
 endif()
 
@@ -46,7 +46,7 @@ endif()
 # the process.
 find_program(ZEX_NM NAMES nm REQUIRED)
 find_program(ZEX_READELF NAMES readelf REQUIRED)
-add_test(NAME c_api_exports
+zex_add_test(c_api_exports NO_DRIVER
   COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:zex_c> -DNM=${ZEX_NM} -DREADELF=${ZEX_READELF}
           -DSONAME=libzex.so.${ZEX_C_API_VERSION} -DHEADER=${PROJECT_SOURCE_DIR}/include/zex/zex.h
           -P ${CMAKE_CURRENT_SOURCE_DIR}/c_api_exports.cmake)

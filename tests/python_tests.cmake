@@ -50,24 +50,24 @@ set(ZEX_PYTHON_TEST_ENV
   ZEX_TEST_KERNEL_SOURCE=${ZEX_TEST_KERNEL_SOURCE}
   ZEX_EXAMPLE_SPV=${example_spv})
 set(pytest ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests)
-zex_add_l0_test(zex_python COMMAND ${pytest} ENV ${ZEX_PYTHON_TEST_ENV})
+zex_add_test(zex_python COMMAND ${pytest} ENV ${ZEX_PYTHON_TEST_ENV})
 # Again under the loader's validation layer (test_no_driver's child runs without it).
-zex_add_l0_test(zex_python_validation COMMAND ${pytest} ENV ${ZEX_PYTHON_TEST_ENV} ${ZEX_VALIDATION_ENV})
+zex_add_test(zex_python_validation COMMAND ${pytest} ENV ${ZEX_PYTHON_TEST_ENV} ${ZEX_VALIDATION_ENV})
 # A lost device (ZEX_CPU_LOSE_DEVICE=2 lasts for the process): test_device_lost.py alone, in its own process.
 if(ZEX_CPU_DRIVER)
-  zex_add_l0_test(zex_python_device_lost
+  zex_add_test(zex_python_device_lost
     COMMAND ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests/test_device_lost.py
     ENV ${ZEX_PYTHON_TEST_ENV} ZEX_TEST_DEVICE_LOST=python ZEX_CPU_LOSE_DEVICE=2)
 endif()
 # Two devices of two tiles each (read at zeInit): test_multi_device.py alone, in its own process.
 if(ZEX_CPU_DRIVER)
-  zex_add_l0_test(zex_python_multi_device
+  zex_add_test(zex_python_multi_device
     COMMAND ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests/test_multi_device.py
     ENV ${ZEX_PYTHON_TEST_ENV} ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2)
 endif()
 # pip install --no-build-isolation --no-index into `python3 -m venv --system-site-packages`, then the
 # example with the installed package, and the library found next to the package.
-zex_add_l0_test(zex_python_install
+zex_add_test(zex_python_install
   COMMAND ${ZEX_PYTHON} ${PROJECT_SOURCE_DIR}/python/tests/install_check.py
           --source ${PROJECT_SOURCE_DIR} --work ${CMAKE_CURRENT_BINARY_DIR}/python-install
           --library $<TARGET_SONAME_FILE:zex_c> --spirv ${example_spv}

@@ -706,7 +706,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    g_env = new Env(read_file(argv[1]));  // never destroyed: see tests/zex_fixture.hpp
+    g_env = new Env(read_file(argv[1]));  // never destroyed: see tests/runtime/zex_fixture.hpp
     {
       const std::vector<char> spv = read_file(argv[1]);
       g_c = new CEnv();  // never destroyed, likewise

@@ -23,7 +23,7 @@ def kernel_spv():
 
 @pytest.fixture(scope="session")
 def kernel_lines():
-    """{marker: line} of the LINE: markers of tests/kernels/zex_test_kernels.cl."""
+    """{marker: line} of the LINE: markers of tests/kernels/runtime/zex_test_kernels.cl."""
     lines = {}
     with open(env_path("ZEX_TEST_KERNEL_SOURCE")) as f:
         for i, text in enumerate(f, 1):

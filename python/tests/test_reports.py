@@ -1,6 +1,6 @@
 """Issue 8 from Python, end to end on a device (zex-cpu under CTest): operand values, the thrower
 count, the launch site of the Python caller, and events (Stream.record, Event.synchronize/ready,
-Stream.wait). The launch is the C++ tests' (tests/stream_test.cpp): vadd over n = 1000 elements on 4
+Stream.wait). The launch is the C++ tests' (tests/runtime/stream_test.cpp): vadd over n = 1000 elements on 4
 groups of 256 work-items, so work-items 1000..1023 throw."""
 import ctypes
 import inspect

@@ -80,7 +80,7 @@ inline bool under_validation() {
   return v && std::string(v) == "1";
 }
 
-/// Reads a SPIR-V module compiled at build time from tests/driver/kernels/<name>.cl.
+/// Reads a SPIR-V module compiled at build time from tests/kernels/driver/<name>.cl.
 inline std::vector<uint8_t> read_spirv(const std::string& name) {
   std::string path = std::string(ZEX_TEST_KERNEL_DIR) + "/" + name + ".spv";
   std::ifstream f(path, std::ios::binary);
@@ -206,7 +206,7 @@ class L0Test : public ::testing::Test {
     return p;
   }
 
-  /// Builds tests/driver/kernels/<name>.cl (as SPIR-V); fails the test with the build log if it does not
+  /// Builds tests/kernels/driver/<name>.cl (as SPIR-V); fails the test with the build log if it does not
   /// build. The test destroys it (see module() for one the fixture destroys).
   ze_module_handle_t build_module(const std::string& name, const ze_module_constants_t* constants = nullptr) {
     std::vector<uint8_t> spv = zt::read_spirv(name);

@@ -4,8 +4,8 @@
 Compiles, with Intel's offline compiler (ocloc) for DG2 and PVC, every zex debug level (0, 1, 2) of
   - the bench/igc kernel shapes (vadd, gather17, stencil2d) with ZEX_CHECK_BOUNDS at every access,
     both as <zex/device.h> emits it (one cold block per site) and with one throw block per kernel,
-  - tests/igc/kernels/abi_calls.cl, which calls the three ABI entry points as a compiler would,
-  - tests/igc/kernels/merge_patterns.cl (loops, two exception kinds, inlined helpers), as is and after
+  - tests/kernels/igc/abi_calls.cl, which calls the three ABI entry points as a compiler would,
+  - tests/kernels/igc/merge_patterns.cl (loops, two exception kinds, inlined helpers), as is and after
     zex's throw-site merge (zex-spirv link, the per-kernel throw block the shapes get as -merged too),
 each linked with the device library (user module first) and specialized through the debug-level
 specialization constant, and fails if any kernel has per-thread private or spill memory
@@ -14,7 +14,7 @@ not inlined take the state through a private copy and a stack call whatever the 
 per-site modules (bench rows without -merged/-shared, which zex::Module never builds) it warns. A kernel that compiles to a narrower SIMD width than the same
 shape with a silent check is reported (a failure with --strict-simd): IGC narrows kernels with calls
 or heavy cold paths, which taxes the hot path.
-A negative control (kernels/uses_private.cl) must be flagged, or the checker itself is broken.
+A negative control (tests/kernels/igc/uses_private.cl) must be flagged, or the checker itself is broken.
 
 Exit status: 0 pass, 1 fail, 77 skip (ocloc / libocloc not installed: Debian intel-opencl-icd).
 Shape only: nothing here is timed.
@@ -66,7 +66,7 @@ def main():
         mods = igc_bench.build_modules(tc, work, list(igc_bench.SHAPES), [lib], shared=True)
         for kname, merge in [('abi_calls', False), ('merge_patterns', False), ('merge_patterns', True),
                              ('abi_sequence', False), ('abi_sequence', True)]:
-            user = tc.cl_to_spv(os.path.join(HERE, 'kernels', f'{kname}.cl'), os.path.join(work, f'{kname}.spv'),
+            user = tc.cl_to_spv(os.path.join(ROOT, 'tests', 'kernels', 'igc', f'{kname}.cl'), os.path.join(work, f'{kname}.spv'),
                                 includes=lib.includes)
             style = '-merged' if merge else ''
             linked = tc.link(user, lib.spv, os.path.join(work, f'{kname}{style}_linked.spv'), merge=merge)
@@ -74,12 +74,12 @@ def main():
                 out = tc.specialize(linked, os.path.join(work, f'{kname}{style}{level}.spv'),
                                     {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
                 mods.append((kname, f'zex{level}{style}', level, kname, open(out, 'rb').read()))
-        # Throws before barriers (tests/barriers/barrier_kernels.cl, -O2 and -O0): a thrower runs on to
+        # Throws before barriers (tests/kernels/barriers/barrier_kernels.cl, -O2 and -O0): a thrower runs on to
         # every barrier with its accesses redirected (src/spirv/passes/barrier_throws.cpp); that must cost no
         # private memory or spills either.
         for opt in ('-O2', '-O0'):
             name = 'barriers' + opt
-            user = tc.cl_to_spv(os.path.join(ROOT, 'tests', 'barriers', 'barrier_kernels.cl'),
+            user = tc.cl_to_spv(os.path.join(ROOT, 'tests', 'kernels', 'barriers', 'barrier_kernels.cl'),
                                 os.path.join(work, f'{name}.spv'), includes=lib.includes, flags=[opt])
             linked = tc.link(user, lib.spv, os.path.join(work, f'{name}_linked.spv'))
             for level in igc_bench.LEVELS:
@@ -88,7 +88,7 @@ def main():
                 data = open(out, 'rb').read()
                 for k in BARRIER_KERNELS_O2 if opt == '-O2' else BARRIER_KERNELS:
                     mods.append((f'{name}:{k}', f'zex{level}', level, k, data))
-        control = tc.cl_to_spv(os.path.join(HERE, 'kernels', 'uses_private.cl'),
+        control = tc.cl_to_spv(os.path.join(ROOT, 'tests', 'kernels', 'igc', 'uses_private.cl'),
                                os.path.join(work, 'uses_private.spv'))
         control = open(control, 'rb').read()
 

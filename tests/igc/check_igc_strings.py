@@ -7,7 +7,7 @@ could not read a report's strings. zex's string pass (src/spirv/passes/strings.c
 calls take as { [N x i8] }, which IGC puts into .data.const (USM, registered).
 
 Compiles through `zex-spirv link` (exactly what zex::Module hands the driver) the test kernels
-(tests/kernels/zex_test_kernels.cl, tests/device/user_kernels.cl, tests/passes kernels) and the
+(tests/kernels/runtime/zex_test_kernels.cl, tests/kernels/device/user_kernels.cl, tests/passes kernels) and the
 example (examples/kernels/vadd.cl), bakes debug levels 1 and 2, compiles each for DG2 and PVC with ocloc
 (zebin), and checks in the zebin's ELF:
   - every symbol a kernel relocates against lives in .data.const (none in .data.const.string), except,
@@ -35,8 +35,8 @@ SKIP = 77
 LEVELS = (1, 2)
 # name -> (source, kind, may hold non-zex strings in .data.const.string)
 MODULES = {
-    'zex_test_kernels': ('tests/kernels/zex_test_kernels.cl', 'cl', False),
-    'user_kernels': ('tests/device/user_kernels.cl', 'cl', False),
+    'zex_test_kernels': ('tests/kernels/runtime/zex_test_kernels.cl', 'cl', False),
+    'user_kernels': ('tests/kernels/device/user_kernels.cl', 'cl', False),
     'vadd_example': ('examples/kernels/vadd.cl', 'cl', False),
     'strings_shared': ('tests/passes/kernels/strings_shared.cl', 'cl', True),
     'strings_shared_g': ('tests/passes/kernels/strings_shared.cl', 'cl-g', True),
@@ -45,7 +45,7 @@ MODULES = {
 }
 CONTROL = 'strings_shared'
 # Kernels whose zex strings the pass cannot place on purpose, to test that the host then shows an
-# invalid address (tests/stream_test.cpp, Stream.AStringThePassCannotPlaceIsAnInvalidAddress): a name
+# invalid address (tests/runtime/stream_test.cpp, Stream.AStringThePassCannotPlaceIsAnInvalidAddress): a name
 # loaded from a table at run time. No zex string of theirs may be misplaced; their other relocations
 # (the table, and the plain strings it points to) are theirs.
 UNPLACEABLE = {('zex_test_kernels', '.text.throw_computed_name')}

@@ -23,7 +23,7 @@ constexpr ze_command_queue_flags_t kCommandQueueFlagInOrder = 1u << 1;
 /// (API 1.6): waits until everything appended to an immediate list has finished; ZE_RESULT_NOT_READY
 /// when `timeout` (ns; UINT64_MAX = forever, 0 = a query) passes first. zex calls it only through this
 /// pointer type; the declaration above is what the fault sweep's list of calls finds
-/// (tests/fault_sweep_test.cpp).
+/// (tests/runtime/fault_sweep_test.cpp).
 using CommandListHostSynchronizeFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, uint64_t);
 constexpr const char* kHostSynchronizeName = "zeCommandListHostSynchronize";
 

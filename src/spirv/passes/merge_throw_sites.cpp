@@ -52,7 +52,7 @@ struct Region {
 };
 
 // Instructions a cold region may compute besides the zex calls: addresses of its strings and casts, as
-// compilers emit them (tests/device/compiler_style.spvasm). Their first operand may differ per site.
+// compilers emit them (tests/kernels/device/compiler_style.spvasm). Their first operand may differ per site.
 bool is_pure(uint16_t o) {
   constexpr uint16_t kCopyObject = 83, kCompositeExtract = 81, kAccessChain = 65, kInBoundsAccessChain = 66,
                      kPtrAccessChain = 67, kInBoundsPtrAccessChain = 70, kConvertPtrToU = 117, kUConvert = 113,

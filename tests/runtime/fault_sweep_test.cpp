@@ -115,7 +115,7 @@ const EntrySpec kEntries[] = {
     // A device-loss report (src/runtime/device_report.cpp): snapshots at Context(), collection only after a
     // call answered DEVICE_LOST. Every one is best effort: the report says what could not be read. The
     // collection's calls never fire here (no rule loses the device); zex_device_lost_faults injects
-    // them during a real loss (tests/device_lost_test.cpp).
+    // them during a real loss (tests/runtime/device_lost_test.cpp).
     {"zeDeviceGetStatus", kHost, kSwallowed, "only while collecting a device-loss report: that device is not picked"},
     {"zeDeviceGetSubDevices", kHost, kZeError | kSwallowed,
      "Context(): the watch knows only the device's own UUID; Device::sub_devices(): ZeError (not in the workload)"},
@@ -627,7 +627,7 @@ TEST(SweepList, CoversEveryCallZexMakes) {
   for (const auto& e : kEntries) listed.insert(e.name);
   for (const auto& u : used)
     EXPECT_TRUE(listed.count(u)) << u << " is called in include/zex, src or common but is not in the sweep's kEntries "
-                                 << "(tests/fault_sweep_test.cpp): add it with its documented outcome";
+                                 << "(tests/runtime/fault_sweep_test.cpp): add it with its documented outcome";
   for (const auto& l : listed)
     EXPECT_TRUE(used.count(l)) << l << " is in the sweep's kEntries but no longer called by zex: remove it";
 }

@@ -2,7 +2,7 @@
 // SPIR-V itself with SPIRV-Tools: what docs/abi.md promises a compiler writer (exports, signatures,
 // SpecId, the claim, no private memory), that a user module links with it, and that specializing the
 // debug level removes the string and frame code.
-#include "device/spirv_module.hpp"
+#include "spirv_module.hpp"
 
 #include <gtest/gtest.h>
 #include <zex/abi.h>
@@ -26,16 +26,16 @@
 #error "ZEX_TEST_DEVICE_SPV must name zex_device.spv"
 #endif
 #ifndef ZEX_TEST_USER_SPV
-#error "ZEX_TEST_USER_SPV must name the compiled tests/device/user_kernels.cl"
+#error "ZEX_TEST_USER_SPV must name the compiled tests/kernels/device/user_kernels.cl"
 #endif
 #ifndef ZEX_TEST_DEVICE_SPV_1_3
 #error "ZEX_TEST_DEVICE_SPV_1_3 must name zex_device-1.3.spv"
 #endif
 #ifndef ZEX_TEST_COMPILER_STYLE_ASM
-#error "ZEX_TEST_COMPILER_STYLE_ASM must name tests/device/compiler_style.spvasm"
+#error "ZEX_TEST_COMPILER_STYLE_ASM must name tests/kernels/device/compiler_style.spvasm"
 #endif
 #ifndef ZEX_TEST_USER_SOURCE
-#error "ZEX_TEST_USER_SOURCE must name tests/device/user_kernels.cl"
+#error "ZEX_TEST_USER_SOURCE must name tests/kernels/device/user_kernels.cl"
 #endif
 
 namespace {
@@ -93,7 +93,7 @@ const std::vector<uint32_t>& userModule() {
   return words;
 }
 
-// The line of tests/device/user_kernels.cl that holds `marker`.
+// The line of tests/kernels/device/user_kernels.cl that holds `marker`.
 uint32_t sourceLine(const std::string& marker) {
   std::ifstream in(ZEX_TEST_USER_SOURCE);
   std::string line;
@@ -463,7 +463,7 @@ TEST(UserKernel, ThrowMacrosPassConstantStringsAndTheThrowingLine) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// A module from another compiler (tests/device/compiler_style.spvasm, shown in docs/abi.md), at every
+// A module from another compiler (tests/kernels/device/compiler_style.spvasm, shown in docs/abi.md), at every
 // SPIR-V version: spirv-link only links modules of the same version, so a user module is paired with
 // zex_device-1.3.spv (1.0-1.3) or zex_device.spv (1.4-1.6) whose version word is set to the user's.
 

@@ -10,7 +10,7 @@ __kernel void abi_calls(__global const uint* in, uint n, zex_state_t zex) {
     __constant char* name = (v & 1u) ? "BoundsError" : "DomainError";
     if (zex_report_exception(zex, name, "checked by abi_calls")) {
       for (uint f = 0; f < (v & 3u); ++f)
-        zex_report_frame(zex, f, "abi_calls", "tests/igc/kernels/abi_calls.cl", 10u + v + f);
+        zex_report_frame(zex, f, "abi_calls", "tests/kernels/igc/abi_calls.cl", 10u + v + f);
     }
     zex_signal_exception(zex);
     return;

@@ -1,6 +1,6 @@
 // Shared setup of the zex library's tests: one context, device and module of test kernels per
 // process (building a module runs the driver's compiler, which is slow), USM buffers, and the line
-// numbers of the throws in tests/kernels/zex_test_kernels.cl.
+// numbers of the throws in tests/kernels/runtime/zex_test_kernels.cl.
 #pragma once
 
 #include <zex/zex.hpp>
@@ -26,7 +26,7 @@ inline std::vector<uint8_t> read_file(const std::string& path) {
 inline const char* kernel_spv() { return ZEX_TEST_KERNEL_SPV; }
 inline const char* kernel_source() { return ZEX_TEST_KERNEL_SOURCE; }
 
-/// The line of tests/kernels/zex_test_kernels.cl that holds "LINE:<marker>".
+/// The line of tests/kernels/runtime/zex_test_kernels.cl that holds "LINE:<marker>".
 inline uint32_t line_of(const std::string& marker) {
   std::ifstream f(kernel_source());
   std::string line;
@@ -84,7 +84,7 @@ inline zex::LaunchConfig cfg1d(uint32_t groups, uint32_t size, int level = -1) {
 }
 
 /// True in the CTest entry zex_tests_fault_<name>, which sets ZEX_TEST_FAULT=<name> and a ZEX_CPU_FAIL
-/// rule for the whole process (tests/zex_tests.cmake).
+/// rule for the whole process (tests/runtime/CMakeLists.txt).
 inline bool fault_run(const char* name) {
   const char* v = std::getenv("ZEX_TEST_FAULT");
   return v && std::string(v) == name;

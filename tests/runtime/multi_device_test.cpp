@@ -1,5 +1,5 @@
 // zex across the devices of one context (docs/integration.md, "Several devices"), on zex-cpu standing in
-// for a multi-GPU node: ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2 (tests/zex_tests.cmake), read at zeInit, so
+// for a multi-GPU node: ZEX_CPU_DEVICES=2 ZEX_CPU_SUBDEVICES=2 (tests/runtime/CMakeLists.txt), read at zeInit, so
 // a process of its own; every test skips itself without that topology.
 #include "zex_fixture.hpp"
 

@@ -463,7 +463,7 @@ TEST(StreamStress, SixteenThreadsLoseAndMisattributeNothing) {
 TEST(Stream, WaitPathIsTheOneTheDriverOffers) {
   zex::Stream s(env().dev);
   const char* want = std::getenv("ZEX_TEST_WAIT_PATH");
-  if (!want) GTEST_SKIP() << "ZEX_TEST_WAIT_PATH is set by the CTest entries (tests/zex_tests.cmake)";
+  if (!want) GTEST_SKIP() << "ZEX_TEST_WAIT_PATH is set by the CTest entries (tests/runtime/CMakeLists.txt)";
   EXPECT_EQ(s.wait_path() == zex::Stream::WaitPath::kList ? "list" : "events", std::string(want));
 }
 

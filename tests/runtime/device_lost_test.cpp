@@ -1,7 +1,7 @@
 // A lost device, end to end on zex-cpu through the system loader (docs/integration.md, "When the device
 // is lost"): ZEX_CPU_LOSE_DEVICE=2 makes the second kernel launch of the process lose the device, which
 // stays lost for the rest of the process, so each CTest entry runs one test of this binary in a
-// process of its own (tests/zex_tests.cmake) and every test skips itself elsewhere.
+// process of its own (tests/runtime/CMakeLists.txt) and every test skips itself elsewhere.
 #include "zex_fixture.hpp"
 
 #include <zex/zex.hpp>
@@ -148,7 +148,7 @@ TEST(DeviceLost, TheErrorCarriesStateCounterAndDecodedRecord) {
   // Everything is destroyed at the end of scope without throwing or hanging.
 }
 
-// Failures injected into the collection itself (ZEX_CPU_FAIL, tests/zex_tests.cmake): the report is
+// Failures injected into the collection itself (ZEX_CPU_FAIL, tests/runtime/CMakeLists.txt): the report is
 // still made, says what it could not read, and the next collection reads everything again.
 TEST(DeviceLost, FailuresWhileCollectingAreNamedInTheReport) {
   REQUIRE_MODE("faults");
