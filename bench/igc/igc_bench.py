@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Device-code cost of bounds checks on Intel's compiler (IGC through ocloc), for DG2 and PVC.
 
-For each kernel shape (bench/igc/kernels/) and each way of handling a failed check, builds SPIR-V,
+For each kernel shape (tests/kernels/igc_bench/) and each way of handling a failed check, builds SPIR-V,
 compiles it with ocloc --format zebin and reads from the zebin: ISA bytes (.text.<kernel>), GRF
 count, per-thread private/spill/scratch memory (.ze_info per_thread_memory_buffers), and the median
 compile time over --runs compiles (all configurations are compiled round-robin, so drift in machine
@@ -88,7 +88,7 @@ def project_library(tc, root, work, device_spv):
 def build_modules(tc, work, shapes, libs, shared, flags=()):
     """[(shape, variant, level or None, kernel name, SPIR-V bytes)] for every configuration; `flags`
     go to clang (DEBUG_FLAGS for -g)."""
-    kdir = os.path.join(HERE, 'kernels')
+    kdir = os.path.join(os.path.dirname(os.path.dirname(HERE)), 'tests', 'kernels', 'igc_bench')
     mods = []
     for shape in shapes:
         src, kname, _ = SHAPES[shape]

@@ -33,7 +33,7 @@ def main():
         raise SystemExit('ocloc is not installed (Debian package intel-opencl-icd)')
     tc = igclib.Toolchain(a.zex_spirv)
     levels = [int(x) for x in a.levels.split(',')]
-    kdir = os.path.join(HERE, 'kernels')
+    kdir = os.path.join(os.path.dirname(os.path.dirname(HERE)), 'tests', 'kernels', 'igc_bench')
     with tempfile.TemporaryDirectory(prefix='zex-strings-isa-') as work:
         lib, _ = igc_bench.project_library(tc, igc_bench.repo_root(), work, a.device_spv)
         mods = []   # (shape, kernel, level, wrapped?, bytes)

@@ -1,4 +1,4 @@
-// The source lines of bench/igc/kernels/gather17.cl's 17 checks, in order: the lines ZEX_THROW records
+// The source lines of tests/kernels/igc_bench/gather17.cl's 17 checks, in order: the lines ZEX_THROW records
 // at level 2. Shared by tests/passes and tests/igc.
 #pragma once
 
