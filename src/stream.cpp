@@ -77,10 +77,10 @@ void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, s
                     kernel + "'");
 }
 
-void throw_zero_extent(const std::string& kernel) {
-  throw zex::InvalidArgument("zex: launch of kernel '" + kernel +
-                              "': every component of LaunchConfig::groups and group_size must be at "
-                              "least 1 (use {n, 1, 1} for one dimension)");
+void throw_zero_extent(const std::string& kernel, Language lang) {
+  const LaunchNames& names = launch_names(lang);
+  throw zex::InvalidArgument("zex: launch of kernel '" + kernel + "': every component of " + names.extents +
+                              " must be at least 1 (" + names.one_dimension + ")");
 }
 
 void throw_too_many_work_items(const std::string& kernel, const Dim3& g, const Dim3& b) {
@@ -535,10 +535,10 @@ void Stream::Impl::append_signal(ze_event_handle_t event) {
     unwaited_barrier = true;  // no ring event follows it yet: the destructor adds one
 }
 
-void Stream::Impl::throw_bad_level(int requested) const {
+void Stream::Impl::throw_bad_level(int requested, Language lang) const {
   if (requested == -1) throw zex::InvalidArgument(env_error);
-  throw zex::InvalidArgument("zex: LaunchConfig::debug_level is " + std::to_string(requested) +
-                              "; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL)");
+  throw zex::InvalidArgument(std::string("zex: ") + detail::launch_names(lang).debug_level + " is " +
+                              std::to_string(requested) + "; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL)");
 }
 
 const Stream::Impl::Run* Stream::Impl::find(uint64_t id) const {

@@ -149,7 +149,8 @@ namespace detail {
 [[noreturn]] void throw_bad_signature(const std::string& kernel, uint32_t expected, size_t given,
                                      bool takes_state);
 [[noreturn]] void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, size_t size);
-[[noreturn]] void throw_zero_extent(const std::string& kernel);
+// `lang`: whose spelling of the launch's fields the message uses (a binding passes its own, as the C API does).
+[[noreturn]] void throw_zero_extent(const std::string& kernel, Language lang);
 [[noreturn]] void throw_too_many_work_items(const std::string& kernel, const Dim3& groups, const Dim3& group_size);
 [[noreturn]] void throw_launch_error(ze_result_t r, const std::string& kernel);
 [[noreturn]] void throw_group_size_error(ze_result_t r, const std::string& kernel);
@@ -286,19 +287,23 @@ class Stream {
   /// of KernelArg (the C API's zex_arg_t), read in place. `count` is checked against the kernel's
   /// parameters before `args` is read at all: a wrong count, however large, reads nothing and
   /// allocates nothing (the C API copied a caller's array first, issue 24).
+  ///
+  /// The checks are launch()'s, the one copy of them for every binding; `lang` is the language whose
+  /// names for the launch's fields their messages use (C: zex_launch_config_t.debug_level, Python: the
+  /// debug_level= keyword), as format_kernel_exception() does for the hints.
   /// @throws InvalidArgument, ZeError as launch()
   template <class Arg>
   void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Arg* args, size_t count,
-                   const char* file = nullptr, uint32_t line = 0) {
+                   const char* file = nullptr, uint32_t line = 0, Language lang = Language::Cpp) {
     // launch()'s steps (check_launch, append_launch) with a loop instead of a pack.
     Impl& s = live();
     Impl::Use use(s);
-    const int level = s.level_for(cfg.debug_level);
+    const int level = s.level_for(cfg.debug_level, lang);
     Kernel::State& ks = kernel.live();
     if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
     detail::LockGuard lock(ks.mu);
     Kernel::Level& l = ks.at(level);
-    check_launch(ks, l, count, cfg);
+    check_launch(ks, l, count, cfg, lang);
     const uint32_t n = static_cast<uint32_t>(count);  // == l.num_args - 1 now
     for (uint32_t i = 0; i < n; ++i) {
       ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
@@ -553,12 +558,12 @@ class Stream {
     };
     [[noreturn]] static void throw_concurrent_use();
 
-    int level_for(int requested) const {
+    int level_for(int requested, Language lang = Language::Cpp) const {
       if (__builtin_expect(requested == -1 && env_error.empty(), 1)) return env_level;
       if (__builtin_expect(requested >= 0 && requested <= 2, 1)) return requested;
-      throw_bad_level(requested);
+      throw_bad_level(requested, lang);
     }
-    [[noreturn]] void throw_bad_level(int requested) const;
+    [[noreturn]] void throw_bad_level(int requested, Language lang) const;
 
     const Run* find(uint64_t id) const;
 
@@ -580,13 +585,13 @@ class Stream {
   // What launch() and launch_args() share around setting the arguments, inline in both (launch()'s
   // hot path stays in its caller). Before: the argument count, the extents, the group size.
   __attribute__((always_inline)) static void check_launch(Kernel::State& ks, Kernel::Level& l, size_t n,
-                                                          const LaunchConfig& cfg) {
+                                                          const LaunchConfig& cfg, Language lang = Language::Cpp) {
     if (__builtin_expect((l.num_args != n + 1) | !ks.takes_state, 0))
       detail::throw_bad_signature(*ks.name, l.num_args, n, ks.takes_state);
     const Dim3& g = cfg.groups;
     const Dim3& b = cfg.group_size;
     if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
-      detail::throw_zero_extent(*ks.name);
+      detail::throw_zero_extent(*ks.name, lang);
     // The device ABI counts work-items in 64 bits (global ids, and which work-item claimed the
     // report): a launch of 2^64 or more (up to 2^96 fit in a Dim3 pair) is refused, not truncated.
     // Each per-dimension product is below 2^64; two overflow-checked multiplies cover the rest.
