@@ -51,6 +51,12 @@ set(ZEX_PYTHON_TEST_ENV
   ZEX_EXAMPLE_SPV=${example_spv})
 set(pytest ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests)
 zex_add_l0_test(zex_python COMMAND ${pytest} ENV ${ZEX_PYTHON_TEST_ENV})
+# The ctypes declarations against include/zex/zex.h, and zex.h's exception struct against the C++
+# KernelExceptionInfo (issue 25): no library, no device, so it runs (and fails on drift) anywhere.
+add_test(NAME zex_python_header
+  COMMAND ${ZEX_PYTHON} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/python/tests/test_header.py)
+set_tests_properties(zex_python_header PROPERTIES
+  ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/python;PYTHONDONTWRITEBYTECODE=1")
 # Again under the loader's validation layer (test_no_driver's child runs without it).
 zex_add_l0_test(zex_python_validation COMMAND ${pytest} ENV ${ZEX_PYTHON_TEST_ENV} ${ZEX_VALIDATION_ENV})
 # A lost device (ZEX_CPU_LOSE_DEVICE=2 lasts for the process): test_device_lost.py alone, in its own process.

@@ -18,8 +18,8 @@ import sys
 import threading
 
 from . import _library as L
-from ._errors import (DeviceRecord, DeviceReport, InvalidArgument, InvalidState, KernelException, LaunchSite,
-                      RasCounter, UnknownError, ZeError, error_class)
+from ._errors import (DeviceRecord, DeviceReport, InvalidArgument, InvalidState, KernelException, RasCounter,
+                      UnknownError, ZeError, error_class)
 
 _lock = threading.RLock()   # closing is rare: one lock for all of it
 _c_void_p = ctypes.c_void_p
@@ -544,6 +544,9 @@ _ARG_STRUCTS = {}                  # n -> struct of zex_arg_t[n]
 
 
 def _config(groups, group_size, debug_level):
+    # Only what packing a zex_launch_config_t needs (ints, 1 to 3 extents, each a uint32; an int
+    # debug level): the launch's rules (no zero extent, a debug level of -1 to 2, the argument count,
+    # 2^64 work-items) are checked once, by zex's C++ launch, whose messages speak Python on a Stream.
     g, gs = _extent(groups, "groups"), _extent(group_size, "group_size")
     if type(debug_level) is not int:
         try:
@@ -625,6 +628,11 @@ class Stream(_Handle):
         self._cell = _Cell(out.value, self._raised.destroying(lib.zex_stream_destroy, lib), 0, "Stream",
                            device.context._cell)
         self._cell.refs = {}
+        # zex's launch checks (C++, the only copy) then name the fields as a Python caller writes them.
+        r = lib.zex_stream_set_language(out.value, L.LANGUAGE_PYTHON)
+        if r:
+            self._cell.close(check=False)
+            _raise_last(r, lib)
 
     def launch(self, kernel, groups, group_size, *args, debug_level=-1):
         """Appends `kernel` with `groups` work-groups of `group_size` work-items (ints or sequences of
@@ -872,38 +880,12 @@ class _Raised:
         return destroy_all
 
 
-def _ids(lib, fn, e):
-    out = L._u64x3()
-    return tuple(out) if fn(e, out) else None
-
-
 def _kernel_exception(lib, e):
-    """A zex.KernelException from a zex_exception_t, which stays the caller's to destroy (_Raised)."""
-    frames = []
-    f, fl, ln = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_uint32()
-    for i in range(lib.zex_exception_frame_count(e)):
-        if lib.zex_exception_frame(e, i, _byref(f), _byref(fl), _byref(ln)):
-            frames.append((_text(f.value), _text(fl.value), ln.value))
-    values = ()
-    n = lib.zex_exception_values(e, None, 0)
-    if n:
-        buf = (ctypes.c_uint64 * n)()
-        n = min(n, lib.zex_exception_values(e, buf, n))
-        values = tuple(buf[:n])
-    site = None
-    if lib.zex_exception_launch_site(e, _byref(fl), _byref(ln)):
-        site = LaunchSite(_text(fl.value), ln.value)
-    return KernelException(
-        _text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)),
-        name=_text(lib.zex_exception_name(e)),
-        reason=_text(lib.zex_exception_reason(e)),
-        kernel_name=_text(lib.zex_exception_kernel_name(e)),
-        debug_level=lib.zex_exception_debug_level(e),
-        global_id=_ids(lib, lib.zex_exception_global_id, e),
-        group_id=_ids(lib, lib.zex_exception_group_id, e),
-        local_id=_ids(lib, lib.zex_exception_local_id, e),
-        frames=frames,
-        frame_depth=lib.zex_exception_frame_depth(e),
-        values=values,
-        thrower_count=lib.zex_exception_thrower_count(e),
-        launch_site=site)
+    """A zex.KernelException from a zex_exception_t, which stays the caller's to destroy (_Raised): its
+    attributes are the fields of zex_exception_info_t (L.exception_attributes), its text the Python one."""
+    info = L.ExceptionInfo()
+    info.size = _sizeof(info)
+    r = lib.zex_exception_info(e, _byref(info))
+    if r:
+        _raise_last(r, lib)
+    return KernelException(_text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)), **L.exception_attributes(info))
