@@ -363,6 +363,15 @@ def local(nbytes):
     return Local(nbytes)
 
 
+class _Byte(ctypes.Union):
+    """One byte whose ctypes buffer format is "B". ctypes exports an array of c_ubyte with the format
+    "<B", which memoryview.cast() refuses to cast from ("cannot cast between two non-byte formats":
+    only native single-character formats cast); a union's format is always plain "B" (ctypes describes
+    unions as bytes, PEP 3118 has no unions), so an array of this one-byte union is a native byte
+    buffer on every Python 3."""
+    _fields_ = [("value", ctypes.c_ubyte)]
+
+
 class SharedBuffer:
     """Shared USM from Context.alloc_shared. ``ptr`` is its address (an int); it exports the buffer
     protocol (memoryview(buf), numpy.frombuffer(buf, dtype)), writable, over its bytes; launch
@@ -375,8 +384,11 @@ class SharedBuffer:
     views first. Every Python version: free() while an unsynchronized launch uses the buffer raises
     InvalidState, and after free() .ptr, launching with it and new views raise InvalidState.
 
-    Each size has its own class (a subclass of ctypes.c_ubyte * n, which gives the buffer protocol on
-    Python 3.11 without a compiled extension); isinstance(x, zex.SharedBuffer) holds for all."""
+    The view's format is "B" (unsigned bytes, native), so memoryview(buf).cast("f") (or "I", "d", ...)
+    views it as another type, as for a bytearray. buf[i] and buf[i:j] read bytes as ints, as before.
+
+    Each size has its own class (a subclass of _Byte * n, which gives the buffer protocol on Python
+    3.11 and older without a compiled extension); isinstance(x, zex.SharedBuffer) holds for all."""
     __slots__ = ()
     _classes = {}
 
@@ -384,7 +396,7 @@ class SharedBuffer:
     def _make(cls, context, ptr, nbytes):
         sub = cls._classes.get(nbytes)
         if sub is None:
-            sub = type("SharedBuffer", (SharedBuffer, ctypes.c_ubyte * nbytes), {"__module__": __name__})
+            sub = type("SharedBuffer", (SharedBuffer, _Byte * nbytes), {"__module__": __name__})
             if len(cls._classes) < 256:  # the usual few sizes; any other size gets a class of its own
                 cls._classes[nbytes] = sub
         self = sub.from_address(ptr)
@@ -442,6 +454,16 @@ class SharedBuffer:
         with _lock:
             self._exports -= 1
         view.release()
+
+    # Indexing gives ints (the bytes), not _Byte unions: through a c_ubyte array at the same address.
+    def _bytes(self):
+        return (ctypes.c_ubyte * self.nbytes).from_address(self.ptr)
+
+    def __getitem__(self, index):
+        return self._bytes()[index]
+
+    def __setitem__(self, index, value):
+        self._bytes()[index] = value
 
     def __repr__(self):
         return "<zex.SharedBuffer %d bytes %s>" % (self.nbytes, "freed" if self.freed else "at " + hex(self._cell.handle))
