@@ -136,7 +136,8 @@ zex_result_t null_argument(const char* function, const char* parameter) noexcept
 // The one projection of a zex::KernelExceptionInfo into C (issue 25): e->view, which
 // zex_exception_info copies out and every accessor reads, Python's ctypes included. A field added to
 // KernelExceptionInfo is added to zex_exception_info_t (at the end) and set here; python/tests/
-// test_header.py fails until zex.h's struct, this function's struct and _library.py's agree with it.
+// test_header.py fails until zex.h's struct projects it, this function sets every field of that struct
+// (`v.<field> =`), and _library.py's ctypes struct matches zex.h's.
 void project(zex_exception_s& e) {
   const zex::KernelExceptionInfo& i = e.info;
   e.frames.reserve(i.frames.size());

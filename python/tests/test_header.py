@@ -9,6 +9,7 @@ every C type mapped to the ctypes type the package must use for it. Then:
   - zex_result_t, zex_language_t, ZEX_C_API_VERSION and the ABI constants match _library's numbers;
   - every member of zex::KernelExceptionInfo is projected in zex_exception_info_t (as a field of its
     name, or fields `<member>_<part>`), and nothing else is there but `size` and the counts of arrays;
+  - project() in src/c_api.cpp sets every field of that struct;
   - every member is an attribute of zex.KernelException made from that struct.
 
 The comparison functions are tested on deliberately drifted copies too, so that a checker that finds
@@ -292,6 +293,14 @@ def test_exception_info_projects_every_member_of_kernel_exception_info(header):
     # ... and the check finds a member added in C++ only, or a field with no member.
     assert projection_drift(members + ["compile_flags"], fields)
     assert projection_drift(members, fields + ["stray"])
+
+
+def test_project_sets_every_field(header):
+    """src/c_api.cpp's project(), the one place that fills zex_exception_info_t, sets each of its fields."""
+    body = re.search(r"\nvoid project\(zex_exception_s& e\) \{(.*?)\n\}", read("src", "c_api.cpp"), re.S).group(1)
+    assigned = set(re.findall(r"\bv\.(\w+)\s*=", strip_c(body)))
+    fields = [f for _, f in header.structs["zex_exception_info_t"]]
+    assert [f for f in fields if f not in assigned] == []
 
 
 def test_every_member_is_a_kernel_exception_attribute():
