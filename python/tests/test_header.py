@@ -15,6 +15,7 @@ every C type mapped to the ctypes type the package must use for it. Then:
 The comparison functions are tested on deliberately drifted copies too, so that a checker that finds
 nothing cannot pass unnoticed. CTest runs this file as zex_python_header (and within zex_python)."""
 import ctypes
+import glob
 import os
 import re
 
@@ -297,7 +298,10 @@ def test_exception_info_projects_every_member_of_kernel_exception_info(header):
 
 def test_project_sets_every_field(header):
     """src/c_api.cpp's project(), the one place that fills zex_exception_info_t, sets each of its fields."""
-    body = re.search(r"\nvoid project\(zex_exception_s& e\) \{(.*?)\n\}", read("src", "c_api.cpp"), re.S).group(1)
+    # src/c_api.cpp, or wherever under src/ the C API's source lives (src/ is being split into folders)
+    path = sorted(glob.glob(os.path.join(SOURCE_DIR, "src", "**", "c_api.cpp"), recursive=True))[0]
+    with open(path) as f:
+        body = re.search(r"\nvoid project\(zex_exception_s& e\) \{(.*?)\n\}", f.read(), re.S).group(1)
     assigned = set(re.findall(r"\bv\.(\w+)\s*=", strip_c(body)))
     fields = [f for _, f in header.structs["zex_exception_info_t"]]
     assert [f for f in fields if f not in assigned] == []
