@@ -1,5 +1,6 @@
 # ctest -R c_api_exports: libzex.so's dynamic symbol table holds the zex_* functions of <zex/zex.h>
-# and nothing else, and its SONAME is libzex.so.<ZEX_C_API_VERSION>.
+# and nothing else, and its SONAME is libzex.so.<ZEX_C_API_VERSION>. With MAP (src/c_api/zex_c.map): each
+# function is in the version node the map gives it (a minor node ZEX_1.<n> for a later addition).
 cmake_policy(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/run_steps.cmake)
 zex_require_vars(c_api_exports.cmake LIB NM READELF SONAME HEADER)
@@ -11,19 +12,22 @@ endif()
 string(REPLACE "\n" ";" lines "${out}")
 set(exported)
 set(bad)
+set(versions)  # "<name>=<node>"
 foreach(line IN LISTS lines)
   if(line STREQUAL "")
     continue()
   endif()
   # "<address> <type> <name>[@@VERSION]"; the version node itself is an absolute symbol (type A).
-  string(REGEX MATCH "^[0-9a-fA-F]* *([A-Za-z]) ([^@]+)" m "${line}")
+  string(REGEX MATCH "^[0-9a-fA-F]* *([A-Za-z]) ([^@]+)@*(.*)$" m "${line}")
   set(type ${CMAKE_MATCH_1})
   set(name ${CMAKE_MATCH_2})
-  if(type STREQUAL "A" AND name MATCHES "^ZEX_[0-9]+$")
+  set(node ${CMAKE_MATCH_3})
+  if(type STREQUAL "A" AND name MATCHES "^ZEX_[0-9]+(\\.[0-9]+)?$")
     continue()
   endif()
   if(name MATCHES "^zex_")
     list(APPEND exported ${name})
+    list(APPEND versions "${name}=${node}")
   else()
     list(APPEND bad "${line}")
   endif()
@@ -53,6 +57,31 @@ foreach(f IN LISTS exported)
   endif()
 endforeach()
 list(LENGTH exported n)
+
+if(MAP)
+  # The map's explicit names per node (ZEX_1 itself is the zex_* wildcard): each such function must be
+  # exported under that node, every other one under ZEX_1.
+  file(READ ${MAP} map)
+  string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" map "${map}")  # comments
+  string(REPLACE ";" " " map "${map}")  # a CMake list separator
+  string(REGEX MATCHALL "ZEX_[0-9.]+ *{[^}]*}" nodes "${map}")
+  set(named)
+  foreach(block IN LISTS nodes)
+    string(REGEX MATCH "^(ZEX_[0-9.]+)" node "${block}")
+    string(REGEX MATCHALL "zex_[a-z0-9_]+" names "${block}")
+    foreach(f IN LISTS names)
+      list(APPEND named ${f})
+      if(NOT "${f}=${node}" IN_LIST versions)
+        message(FATAL_ERROR "${f} is not exported under the version node ${node} of ${MAP}: ${versions}")
+      endif()
+    endforeach()
+  endforeach()
+  foreach(f IN LISTS exported)
+    if(NOT f IN_LIST named AND NOT "${f}=ZEX_1" IN_LIST versions)
+      message(FATAL_ERROR "${f} is not exported under the version node ZEX_1")
+    endif()
+  endforeach()
+endif()
 
 execute_process(COMMAND ${READELF} -d ${LIB} OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
 if(NOT dyn MATCHES "\\(SONAME\\) *Library soname: \\[${SONAME}\\]")

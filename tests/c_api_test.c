@@ -13,6 +13,7 @@
 #include <level_zero/ze_api.h>
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -362,6 +363,101 @@ static void test_values_count_and_site(Env* e) {
   zex_stream_destroy(s);
 }
 
+/* zex_exception_info: the whole exception in one struct, the accessors' values, and the fields only it
+ * has (device name, launch id, ABI version, value kind); sized by the caller (issue 25). */
+static void test_exception_info(Env* e) {
+  zex_stream_t s = NULL;
+  zex_exception_t ex = NULL;
+  zex_exception_info_t info;
+  ze_device_properties_t props;
+  uint32_t site = 0, i;
+  uint64_t g[3];
+  zex_launch_config_t cfg = config_1d(4, 256, 2);
+  zex_arg_t args[4];
+  const uint32_t n = 1000, all = kTotal;
+  const char* function = NULL;
+  struct {
+    zex_exception_info_t info;
+    uint64_t newer_field; /* what a newer zex.h's struct would have past ours */
+  } newer;
+  memset(&props, 0, sizeof props);
+  props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  CHECK(zeDeviceGetProperties(zex_device_handle(e->dev), &props) == ZE_RESULT_SUCCESS);
+  REQUIRE_OK(zex_stream_create(e->dev, &s));
+  vadd_args(e, &all, args);
+  REQUIRE_OK(zex_stream_launch(s, e->vadd, &cfg, 4, args)); /* launch 1: no throw */
+  vadd_args(e, &n, args);
+  site = __LINE__; REQUIRE_OK(zex_stream_launch(s, e->vadd, &cfg, 4, args)); /* launch 2 throws */
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  if (!ex) {
+    ++g_failures;
+    zex_stream_destroy(s);
+    return;
+  }
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  CHECK(zex_exception_info(ex, &info) == ZEX_SUCCESS);
+  CHECK(info.size == sizeof info);
+  CHECK(info.debug_level == 2);
+  CHECK(info.abi_version == ZEX_ABI_VERSION);
+  CHECK(info.device_name && info.device_name[0] && strcmp(info.device_name, props.name) == 0);
+  CHECK(contains(zex_exception_message(ex), info.device_name));
+  CHECK(info.launch_id == 2);
+  /* The accessors read the same projection: the same strings, not copies. */
+  CHECK(info.name == zex_exception_name(ex) && strcmp(info.name, "BoundsError") == 0);
+  CHECK(info.reason == zex_exception_reason(ex));
+  CHECK(info.kernel_name == zex_exception_kernel_name(ex) && strcmp(info.kernel_name, "vadd") == 0);
+  CHECK(info.global_id && info.group_id && info.local_id);
+  CHECK(zex_exception_global_id(ex, g) == 1 && info.global_id && memcmp(g, info.global_id, sizeof g) == 0);
+  CHECK(info.global_id && info.global_id[0] >= 1000 && info.global_id[0] < kTotal);
+  CHECK(info.frame_count == zex_exception_frame_count(ex) && info.frame_count >= 1 && info.frames);
+  CHECK(info.frame_depth == zex_exception_frame_depth(ex));
+  for (i = 0; info.frames && i < info.frame_count; ++i) {
+    CHECK(zex_exception_frame(ex, i, &function, NULL, NULL) == 1 && function == info.frames[i].function);
+  }
+  CHECK(info.frames && strcmp(info.frames[0].function, "vadd") == 0 && info.frames[0].line == line_of("vadd"));
+  CHECK(info.value_count == 2 && info.values && info.values[1] == 1000);
+  CHECK(info.value_kind == ZEX_VALUES_BOUNDS);
+  CHECK(info.thrower_count == 24);
+  CHECK(info.launch_site_file && strcmp(info.launch_site_file, __FILE__) == 0 && info.launch_site_line == site);
+
+  /* A caller built against an older zex.h (its struct ended after kernel_name): only those fields. */
+  memset(&info, 0xab, sizeof info);
+  info.size = offsetof(zex_exception_info_t, device_name);
+  CHECK(zex_exception_info(ex, &info) == ZEX_SUCCESS);
+  CHECK(info.size == offsetof(zex_exception_info_t, device_name));
+  CHECK(info.kernel_name && strcmp(info.kernel_name, "vadd") == 0);
+  CHECK(info.launch_id == 0xababababababababull); /* not written */
+  /* One built against a newer zex.h: what this library has, and `size` says how much. */
+  memset(&newer, 0xcd, sizeof newer);
+  newer.info.size = sizeof newer;
+  CHECK(zex_exception_info(ex, &newer.info) == ZEX_SUCCESS);
+  CHECK(newer.info.size == sizeof(zex_exception_info_t));
+  CHECK(newer.info.launch_id == 2 && newer.newer_field == 0xcdcdcdcdcdcdcdcdull);
+  /* Misuse. */
+  info.size = 0;
+  CHECK(zex_exception_info(ex, &info) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(zex_last_error_message(), "sizeof(zex_exception_info_t)"));
+  CHECK(zex_exception_info(NULL, &info) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(zex_exception_info(ex, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+  zex_exception_destroy(ex);
+  ex = NULL;
+
+  /* Level 1 of a stream's third launch: no work-item, the launch id counts on; no site via the function. */
+  cfg.debug_level = 1;
+  REQUIRE_OK((zex_stream_launch)(s, e->vadd, &cfg, 4, args));
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION);
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  CHECK(ex && zex_exception_info(ex, &info) == ZEX_SUCCESS);
+  CHECK(info.launch_id == 3 && info.debug_level == 1);
+  CHECK(!info.global_id && !info.group_id && !info.local_id);
+  CHECK(!info.launch_site_file && info.launch_site_line == 0);
+  CHECK(info.device_name && strcmp(info.device_name, props.name) == 0);
+  zex_exception_destroy(ex);
+  zex_stream_destroy(s);
+}
+
 static void test_events(Env* e) {
   zex_stream_t s = NULL, s2 = NULL;
   zex_event_t ev = NULL, ev2 = NULL;
@@ -554,9 +650,31 @@ static void test_misuse(Env* e) {
   cfg.debug_level = 7;
   CHECK(launch_vadd(e, s, kTotal, 7) == ZEX_ERROR_INVALID_ARGUMENT);
   CHECK(contains(zex_last_error_message(), "zex_launch_config_t.debug_level is 7"));
-  cfg = config_1d(0, 256, 1);
-  CHECK(zex_stream_launch(s, e->vadd, &cfg, 3, args) == ZEX_ERROR_INVALID_ARGUMENT);
-  CHECK(contains(zex_last_error_message(), "zex_launch_config_t.groups"));
+  {
+    /* The C++ launch's checks (the one copy), in the stream's language: C's names unless set. */
+    const uint32_t n = kTotal;
+    zex_arg_t all[4];
+    vadd_args(e, &n, all);
+    cfg = config_1d(0, 256, 1);
+    CHECK(zex_stream_launch(s, e->vadd, &cfg, 4, all) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(zex_last_error_message(), "launch of kernel 'vadd': every component of "
+                                             "zex_launch_config_t.groups and group_size must be at least 1"));
+    CHECK(zex_stream_set_language(s, ZEX_LANGUAGE_PYTHON) == ZEX_SUCCESS);
+    CHECK(zex_stream_launch(s, e->vadd, &cfg, 4, all) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(zex_last_error_message(), "the groups and group_size of stream.launch(...) must be at least 1"));
+    CHECK(!contains(zex_last_error_message(), "zex_launch_config_t"));
+    CHECK(launch_vadd(e, s, kTotal, 7) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(zex_last_error_message(), "the debug_level= keyword of stream.launch(...) is 7"));
+    CHECK(zex_stream_set_language(s, ZEX_LANGUAGE_CPP) == ZEX_SUCCESS);
+    CHECK(launch_vadd(e, s, kTotal, 3) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(zex_last_error_message(), "LaunchConfig::debug_level is 3"));
+    CHECK(zex_stream_set_language(s, (zex_language_t)9) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(zex_last_error_message(), "9 is not a zex_language_t"));
+    CHECK(zex_stream_set_language(NULL, ZEX_LANGUAGE_C) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(zex_stream_set_language(s, ZEX_LANGUAGE_C) == ZEX_SUCCESS);
+    CHECK(launch_vadd(e, s, kTotal, 7) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(zex_last_error_message(), "zex_launch_config_t.debug_level is 7"));
+  }
   /* An unknown kernel lists the module's kernels. */
   CHECK(zex_kernel_create(e->mod, "no_such_kernel", &k) == ZEX_ERROR_INVALID_ARGUMENT);
   CHECK(k == NULL);
@@ -773,6 +891,15 @@ static void test_slots(Env* e) {
     }
     CHECK(ex && strcmp(zex_exception_name(ex), "DomainError") == 0);
     CHECK(ex && strcmp(zex_exception_reason(ex), "sqrt of a negative number") == 0);
+    {
+      /* A slot's launch id is the caller's. */
+      zex_exception_info_t info;
+      memset(&info, 0, sizeof info);
+      info.size = sizeof info;
+      CHECK(ex && zex_exception_info(ex, &info) == ZEX_SUCCESS && info.launch_id == 42);
+      CHECK(info.device_name && info.device_name[0]);
+      CHECK(info.abi_version == ZEX_ABI_VERSION && info.launch_site_file == NULL);
+    }
     CHECK(zex_exception_global_id(ex, g) == 0); /* launched at level 1 */
     zex_exception_destroy(ex);
     CHECK(zex_slot_thrown(slot) == 0);
@@ -838,6 +965,7 @@ int main(int argc, char** argv) {
   test_synchronize_for(&e);
   test_slots(&e);
   test_values_count_and_site(&e);
+  test_exception_info(&e);
   test_events(&e);
   zex_context_free(e.ctx, e.a);
   zex_context_free(e.ctx, e.b);

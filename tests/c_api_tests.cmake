@@ -49,4 +49,5 @@ find_program(ZEX_READELF NAMES readelf REQUIRED)
 zex_add_test(c_api_exports NO_DRIVER
   COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:zex_c> -DNM=${ZEX_NM} -DREADELF=${ZEX_READELF}
           -DSONAME=libzex.so.${ZEX_C_API_VERSION} -DHEADER=${PROJECT_SOURCE_DIR}/include/zex/zex.h
+          -DMAP=${PROJECT_SOURCE_DIR}/src/c_api/zex_c.map
           -P ${CMAKE_CURRENT_SOURCE_DIR}/c_api_exports.cmake)

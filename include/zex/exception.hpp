@@ -69,6 +69,15 @@ enum class Language { Cpp = 0, C = 1, Python = 2, Julia = 3 };
 std::string format_kernel_exception(const KernelExceptionInfo& info, Language lang = Language::Cpp);
 
 namespace detail {
+/// How `lang` names a launch's fields: the fix-it hints of a kernel exception and the messages of the
+/// launch's own checks (Stream::launch_args, which the C API and Python reach) use the same words.
+struct LaunchNames {
+  const char* debug_level;    ///< "LaunchConfig::debug_level", "zex_launch_config_t.debug_level", ...
+  const char* extents;        ///< "LaunchConfig::groups and group_size", ...
+  const char* one_dimension;  ///< how to write a one-dimensional launch
+};
+const LaunchNames& launch_names(Language lang);
+
 /// The text of KernelException::what() for `info`: format_kernel_exception(info, Language::Cpp).
 inline std::string kernel_exception_message(const KernelExceptionInfo& info) {
   return format_kernel_exception(info, Language::Cpp);

@@ -113,19 +113,23 @@ class Stream {
   /// of KernelArg (the C API's zex_arg_t), read in place. `count` is checked against the kernel's
   /// parameters before `args` is read at all: a wrong count, however large, reads nothing and
   /// allocates nothing (the C API copied a caller's array first, issue 24).
+  ///
+  /// The checks are launch()'s, the one copy of them for every binding; `lang` is the language whose
+  /// names for the launch's fields their messages use (C: zex_launch_config_t.debug_level, Python: the
+  /// debug_level= keyword), as format_kernel_exception() does for the hints.
   /// @throws InvalidArgument, ZeError as launch()
   template <class Arg>
   void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Arg* args, size_t count,
-                   const char* file = nullptr, uint32_t line = 0) {
+                   const char* file = nullptr, uint32_t line = 0, Language lang = Language::Cpp) {
     // launch()'s steps (check_launch, append_launch) with a loop instead of a pack.
     Impl& s = live();
     Impl::Use use(s);
-    const int level = s.level_for(cfg.debug_level);
+    const int level = s.level_for(cfg.debug_level, lang);
     Kernel::State& ks = kernel.live();
     if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
     detail::LockGuard lock(ks.mu);
     Kernel::Level& l = ks.at(level);
-    check_launch(ks, l, count, cfg);
+    check_launch(ks, l, count, cfg, lang);
     const uint32_t n = static_cast<uint32_t>(count);  // == l.num_args - 1 now
     for (uint32_t i = 0; i < n; ++i) {
       ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
@@ -331,12 +335,12 @@ class Stream {
     };
     [[noreturn]] static void throw_concurrent_use();
 
-    int level_for(int requested) const {
+    int level_for(int requested, Language lang = Language::Cpp) const {
       if (__builtin_expect(requested == -1 && env_error.empty(), 1)) return env_level;
       if (__builtin_expect(requested >= 0 && requested <= 2, 1)) return requested;
-      throw_bad_level(requested);
+      throw_bad_level(requested, lang);
     }
-    [[noreturn]] void throw_bad_level(int requested) const;
+    [[noreturn]] void throw_bad_level(int requested, Language lang) const;
 
     // The run of launch `id`, or null (0 and ids not yet given are nobody's).
     const Run* find(uint64_t id) const { return id == 0 || id >= next_id ? nullptr : record.find(id); }
@@ -359,8 +363,8 @@ class Stream {
   // What launch() and launch_args() share before setting the arguments, inline in both (launch()'s
   // hot path stays in its caller): the launch's shape, then the group size.
   __attribute__((always_inline)) static void check_launch(Kernel::State& ks, Kernel::Level& l, size_t n,
-                                                          const LaunchConfig& cfg) {
-    detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, cfg.groups, cfg.group_size);
+                                                          const LaunchConfig& cfg, Language lang = Language::Cpp) {
+    detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, cfg.groups, cfg.group_size, lang);
     const Dim3& b = cfg.group_size;
     if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
   }

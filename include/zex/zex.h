@@ -131,6 +131,11 @@ void zex_kernel_destroy(zex_kernel_t kernel);
 zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out);
 /* Waits for the stream's work; an exception nobody synchronized for is dropped. */
 void zex_stream_destroy(zex_stream_t stream);
+/* The language the stream's launch errors speak: a binding passes its own (Python: ZEX_LANGUAGE_PYTHON),
+ * so that a bad debug level or a zero extent is named as its caller writes it (the debug_level= keyword,
+ * not zex_launch_config_t.debug_level). ZEX_LANGUAGE_C until set; INVALID_ARGUMENT for an unknown value.
+ * The checks themselves are the C++ launch's, whatever the language. Version node ZEX_1.1. */
+zex_result_t zex_stream_set_language(zex_stream_t stream, zex_language_t language);
 /* Sets the arguments (each by size; the driver checks the size), the stream's zex_state_t last, and
  * appends the launch. INVALID_ARGUMENT (naming the kernel and the counts) unless num_args is the
  * kernel's parameter count minus the trailing zex_state_t; nothing is appended then, and `args` is not
@@ -207,6 +212,49 @@ uint64_t zex_exception_thrower_count(zex_exception_t e); /* 0 if e is NULL */
  * Either out-pointer may be NULL; *file is valid until zex_exception_destroy. */
 int zex_exception_launch_site(zex_exception_t e, const char** file, uint32_t* line);
 void zex_exception_destroy(zex_exception_t e);
+
+/* ---- a kernel exception in one struct: the projection of zex::KernelExceptionInfo ------------------ *
+ * zex_exception_info fills a zex_exception_info_t with everything the exception holds: the one C view
+ * of a kernel exception (the accessors above read it too, and Python's ctypes reads this struct), so a
+ * field zex::KernelExceptionInfo gains reaches C and bindings here (docs/decisions.md, issue 25).
+ * Versioned by size: set `size` to sizeof(zex_exception_info_t) before the call. zex copies the first
+ * min(size, its own sizeof) bytes of its struct, i.e. the fields a struct of that size holds, leaves the
+ * rest of the caller's struct alone, and sets `size` to the bytes it filled: a program built against an older zex.h gets the fields it knows; one built against
+ * a newer zex.h, run with an older library, sees a smaller `size` (zero-initialize the struct and read
+ * only fields below it). Fields are only ever appended. Pointers are owned by the exception and valid
+ * until zex_exception_destroy. ZEX_ERROR_INVALID_ARGUMENT if e or out is NULL or size is smaller than
+ * the `size` field itself; *out is not touched then. Exported under the version node ZEX_1.1. */
+typedef struct zex_exception_frame_t {
+  const char* function; /* e.g. the kernel's name for a throw in the kernel */
+  const char* file;     /* "" when the line is not known */
+  uint32_t line;        /* 0 = not known (a caller in a module without debug information) */
+} zex_exception_frame_t;  /* never grows: a new per-frame field would come as a new array */
+
+typedef struct zex_exception_info_t {
+  size_t size;                          /* in: sizeof(zex_exception_info_t); out: the bytes filled */
+  int debug_level;                      /* 0, 1 or 2: what the report holds */
+  uint32_t abi_version;                 /* the report's ZEX_ABI_VERSION; another value: only the kernel
+                                           and device names were interpreted */
+  const char* name;                     /* "BoundsError"; "" when not recorded (level 0) */
+  const char* reason;                   /* "" when not recorded */
+  const char* kernel_name;              /* the kernel of the launch that threw */
+  const char* device_name;              /* the Level Zero device's name */
+  uint64_t launch_id;                   /* the launch's id (a stream counts from 1; a slot: the caller's) */
+  const uint64_t* global_id;            /* 3 values, or NULL when not recorded (level 2 only) */
+  const uint64_t* group_id;             /* 3 values, or NULL */
+  const uint64_t* local_id;             /* 3 values, or NULL */
+  const zex_exception_frame_t* frames;  /* frame_count frames, innermost first; NULL when none */
+  uint32_t frame_count;
+  uint32_t frame_depth;                 /* frames in the whole chain (> frame_count: cut); 0: not known */
+  const uint64_t* values;               /* value_count operands (0 to 2); NULL when none */
+  uint32_t value_count;
+  uint32_t value_kind;                  /* ZEX_VALUES_*: how the message labels the values */
+  uint64_t thrower_count;               /* work-items that threw, at least 1 (1 at level 0) */
+  const char* launch_site_file;         /* the launch's file, or NULL when it has no launch site */
+  uint32_t launch_site_line;            /* its line; 0 when there is no launch site */
+} zex_exception_info_t;
+
+zex_result_t zex_exception_info(zex_exception_t e, zex_exception_info_t* out);
 
 /* ---- raw handles for interop (NULL, and the last error set, on failure) ---------------------------- */
 ze_context_handle_t zex_context_handle(zex_context_t context);

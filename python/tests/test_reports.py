@@ -138,3 +138,43 @@ def test_closing_the_context_closes_events(kernel_spv):
     ev = s.record()
     ctx.close()
     assert ev.closed and s.closed
+
+
+def test_device_name_launch_id_and_abi_version(stream, vadd, abc):
+    """Issue 25: the fields the hand-written projection lacked, from zex_exception_info_t."""
+    stream.launch(vadd, 4, 256, *vadd_args(abc, TOTAL))  # launch 1: nothing thrown
+    stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=2)  # launch 2 throws
+    with pytest.raises(zex.KernelException) as ei:
+        stream.synchronize()
+    e = ei.value
+    assert isinstance(e.device_name, str) and e.device_name
+    assert (" on %s" % e.device_name) in str(e)  # the message names the same device
+    assert e.launch_id == 2
+    assert e.abi_version == 3  # ZEX_ABI_VERSION of include/zex/abi.h (test_header.py checks the number)
+    assert e.value_kind == 1  # ZEX_VALUES_BOUNDS: the message says "index i, length n"
+    assert e.global_id is not None and N <= e.global_id[0] < TOTAL
+    stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=1)  # launch 3
+    with pytest.raises(zex.KernelException) as ei:
+        stream.synchronize()
+    assert ei.value.launch_id == 3 and ei.value.device_name == e.device_name and ei.value.global_id is None
+    e2 = pickle.loads(pickle.dumps(e))
+    assert (e2.device_name, e2.launch_id, e2.abi_version) == (e.device_name, 2, 3)
+
+
+def test_launch_errors_name_pythons_keywords(stream, vadd, abc):
+    """Issue 25: the launch's checks are zex's C++ ones, their messages in Python's terms (the stream's
+    language), not the C struct's."""
+    with pytest.raises(zex.InvalidArgument) as ei:
+        stream.launch(vadd, 0, 256, *vadd_args(abc))
+    assert "every component of the groups and group_size of stream.launch(...) must be at least 1" in str(ei.value)
+    assert "zex_launch_config_t" not in str(ei.value)
+    with pytest.raises(zex.InvalidArgument) as ei:
+        stream.launch(vadd, 4, (256, 0), *vadd_args(abc))
+    assert "group_size of stream.launch(...)" in str(ei.value)
+    with pytest.raises(zex.InvalidArgument) as ei:
+        stream.launch(vadd, 4, 256, *vadd_args(abc), debug_level=7)
+    assert "the debug_level= keyword of stream.launch(...) is 7; use 0, 1, 2, or -1" in str(ei.value)
+    with pytest.raises(zex.InvalidArgument) as ei:
+        stream.launch(vadd, 4, 256, *vadd_args(abc)[:3])
+    assert "kernel 'vadd' expects 4 argument(s)" in str(ei.value)
+    stream.synchronize()  # nothing was launched

@@ -209,6 +209,31 @@ def test_numpy_frombuffer_on_alloc_shared(ctx, stream, vadd):
         del x, m
 
 
+def test_shared_buffer_casts_to_any_format(ctx, stream, vadd):
+    """memoryview(buf) is a native byte buffer ("B"), so it casts to floats, ints, ... on every Python (a
+    c_ubyte array's "<B" refused any cast before Python 3.12); indexing still gives the bytes as ints."""
+    with ctx.alloc_shared(4 * N) as a, ctx.alloc_shared(4 * N) as b, ctx.alloc_shared(4 * N) as c:
+        m = memoryview(a)
+        assert (m.format, m.itemsize, m.nbytes, m.readonly) == ("B", 1, 4 * N, False)
+        f = memoryview(a).cast("f")
+        assert (f.format, len(f)) == ("f", N)
+        f[:] = memoryview(np.arange(N, dtype=np.float32).tobytes()).cast("f")
+        memoryview(b).cast("f")[:] = memoryview(np.ones(N, dtype=np.float32).tobytes()).cast("f")
+        stream.launch(vadd, (N + 7) // 8, 8, c, a, b, u32(N))
+        stream.synchronize()
+        out = memoryview(c).cast("f")
+        assert out[0] == 1.0 and out[N - 1] == N and out.tolist() == [i + 1.0 for i in range(N)]
+        for fmt, itemsize in (("I", 4), ("i", 4), ("d", 8), ("Q", 8), ("H", 2), ("b", 1), ("c", 1)):
+            v = memoryview(a).cast(fmt)
+            assert (v.itemsize, len(v)) == (itemsize, 4 * N // itemsize)
+        memoryview(a).cast("I")[0] = 0x01020304
+        assert (a[0], a[3], a[0:2]) == (4, 1, [4, 3])  # ints, little-endian bytes
+        a[1] = 0xff
+        assert memoryview(a).cast("I")[0] == 0x0102ff04 and bytes(a)[:4] == b"\x04\xff\x02\x01"
+        assert np.frombuffer(a, np.uint32)[0] == 0x0102ff04
+        del m, f, out, v
+
+
 def test_local_argument(ctx, mod, stream):
     k = mod.kernel("group_sum")
     with ctx.alloc_shared(4 * 64) as inp, ctx.alloc_shared(4 * 4) as out:

@@ -18,8 +18,8 @@ import sys
 import threading
 
 from . import _library as L
-from ._errors import (DeviceRecord, DeviceReport, InvalidArgument, InvalidState, KernelException, LaunchSite,
-                      RasCounter, UnknownError, ZeError, error_class)
+from ._errors import (DeviceRecord, DeviceReport, InvalidArgument, InvalidState, KernelException, RasCounter,
+                      UnknownError, ZeError, error_class)
 
 _lock = threading.RLock()   # closing is rare: one lock for all of it
 _c_void_p = ctypes.c_void_p
@@ -363,6 +363,15 @@ def local(nbytes):
     return Local(nbytes)
 
 
+class _Byte(ctypes.Union):
+    """One byte whose ctypes buffer format is "B". ctypes exports an array of c_ubyte with the format
+    "<B", which memoryview.cast() refuses to cast from ("cannot cast between two non-byte formats":
+    only native single-character formats cast); a union's format is always plain "B" (ctypes describes
+    unions as bytes, PEP 3118 has no unions), so an array of this one-byte union is a native byte
+    buffer on every Python 3."""
+    _fields_ = [("value", ctypes.c_ubyte)]
+
+
 class SharedBuffer:
     """Shared USM from Context.alloc_shared. ``ptr`` is its address (an int); it exports the buffer
     protocol (memoryview(buf), numpy.frombuffer(buf, dtype)), writable, over its bytes; launch
@@ -375,8 +384,11 @@ class SharedBuffer:
     views first. Every Python version: free() while an unsynchronized launch uses the buffer raises
     InvalidState, and after free() .ptr, launching with it and new views raise InvalidState.
 
-    Each size has its own class (a subclass of ctypes.c_ubyte * n, which gives the buffer protocol on
-    Python 3.11 without a compiled extension); isinstance(x, zex.SharedBuffer) holds for all."""
+    The view's format is "B" (unsigned bytes, native), so memoryview(buf).cast("f") (or "I", "d", ...)
+    views it as another type, as for a bytearray. buf[i] and buf[i:j] read bytes as ints, as before.
+
+    Each size has its own class (a subclass of _Byte * n, which gives the buffer protocol on Python
+    3.11 and older without a compiled extension); isinstance(x, zex.SharedBuffer) holds for all."""
     __slots__ = ()
     _classes = {}
 
@@ -384,7 +396,7 @@ class SharedBuffer:
     def _make(cls, context, ptr, nbytes):
         sub = cls._classes.get(nbytes)
         if sub is None:
-            sub = type("SharedBuffer", (SharedBuffer, ctypes.c_ubyte * nbytes), {"__module__": __name__})
+            sub = type("SharedBuffer", (SharedBuffer, _Byte * nbytes), {"__module__": __name__})
             if len(cls._classes) < 256:  # the usual few sizes; any other size gets a class of its own
                 cls._classes[nbytes] = sub
         self = sub.from_address(ptr)
@@ -442,6 +454,16 @@ class SharedBuffer:
         with _lock:
             self._exports -= 1
         view.release()
+
+    # Indexing gives ints (the bytes), not _Byte unions: through a c_ubyte array at the same address.
+    def _bytes(self):
+        return (ctypes.c_ubyte * self.nbytes).from_address(self.ptr)
+
+    def __getitem__(self, index):
+        return self._bytes()[index]
+
+    def __setitem__(self, index, value):
+        self._bytes()[index] = value
 
     def __repr__(self):
         return "<zex.SharedBuffer %d bytes %s>" % (self.nbytes, "freed" if self.freed else "at " + hex(self._cell.handle))
@@ -544,6 +566,9 @@ _ARG_STRUCTS = {}                  # n -> struct of zex_arg_t[n]
 
 
 def _config(groups, group_size, debug_level):
+    # Only what packing a zex_launch_config_t needs (ints, 1 to 3 extents, each a uint32; an int
+    # debug level): the launch's rules (no zero extent, a debug level of -1 to 2, the argument count,
+    # 2^64 work-items) are checked once, by zex's C++ launch, whose messages speak Python on a Stream.
     g, gs = _extent(groups, "groups"), _extent(group_size, "group_size")
     if type(debug_level) is not int:
         try:
@@ -625,6 +650,11 @@ class Stream(_Handle):
         self._cell = _Cell(out.value, self._raised.destroying(lib.zex_stream_destroy, lib), 0, "Stream",
                            device.context._cell)
         self._cell.refs = {}
+        # zex's launch checks (C++, the only copy) then name the fields as a Python caller writes them.
+        r = lib.zex_stream_set_language(out.value, L.LANGUAGE_PYTHON)
+        if r:
+            self._cell.close(check=False)
+            _raise_last(r, lib)
 
     def launch(self, kernel, groups, group_size, *args, debug_level=-1):
         """Appends `kernel` with `groups` work-groups of `group_size` work-items (ints or sequences of
@@ -872,38 +902,12 @@ class _Raised:
         return destroy_all
 
 
-def _ids(lib, fn, e):
-    out = L._u64x3()
-    return tuple(out) if fn(e, out) else None
-
-
 def _kernel_exception(lib, e):
-    """A zex.KernelException from a zex_exception_t, which stays the caller's to destroy (_Raised)."""
-    frames = []
-    f, fl, ln = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_uint32()
-    for i in range(lib.zex_exception_frame_count(e)):
-        if lib.zex_exception_frame(e, i, _byref(f), _byref(fl), _byref(ln)):
-            frames.append((_text(f.value), _text(fl.value), ln.value))
-    values = ()
-    n = lib.zex_exception_values(e, None, 0)
-    if n:
-        buf = (ctypes.c_uint64 * n)()
-        n = min(n, lib.zex_exception_values(e, buf, n))
-        values = tuple(buf[:n])
-    site = None
-    if lib.zex_exception_launch_site(e, _byref(fl), _byref(ln)):
-        site = LaunchSite(_text(fl.value), ln.value)
-    return KernelException(
-        _text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)),
-        name=_text(lib.zex_exception_name(e)),
-        reason=_text(lib.zex_exception_reason(e)),
-        kernel_name=_text(lib.zex_exception_kernel_name(e)),
-        debug_level=lib.zex_exception_debug_level(e),
-        global_id=_ids(lib, lib.zex_exception_global_id, e),
-        group_id=_ids(lib, lib.zex_exception_group_id, e),
-        local_id=_ids(lib, lib.zex_exception_local_id, e),
-        frames=frames,
-        frame_depth=lib.zex_exception_frame_depth(e),
-        values=values,
-        thrower_count=lib.zex_exception_thrower_count(e),
-        launch_site=site)
+    """A zex.KernelException from a zex_exception_t, which stays the caller's to destroy (_Raised): its
+    attributes are the fields of zex_exception_info_t (L.exception_attributes), its text the Python one."""
+    info = L.ExceptionInfo()
+    info.size = _sizeof(info)
+    r = lib.zex_exception_info(e, _byref(info))
+    if r:
+        _raise_last(r, lib)
+    return KernelException(_text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)), **L.exception_attributes(info))

@@ -130,31 +130,25 @@ class KernelException(Error):
     Event.synchronize(). The stream stays usable. str(e) is zex's message, whose fix-it hint names the
     ``debug_level=`` keyword of Stream.launch.
 
-    Attributes: ``name`` and ``reason`` ("" at debug level 0 unless zex numbered the throw site),
-    ``kernel_name``, ``debug_level``, ``global_id``, ``group_id``, ``local_id`` (3-tuples at debug
+    Its attributes are the fields of zex::KernelExceptionInfo, as the C API's zex_exception_info_t
+    gives them (one projection; a field zex adds there appears here): ``name`` and ``reason`` ("" at
+    debug level 0 unless zex numbered the throw site), ``kernel_name``, ``device_name`` (the Level Zero
+    device's name), ``debug_level``, ``launch_id`` (the id zex gave the launch: a stream counts from 1),
+    ``abi_version`` (the report's device ABI version, ZEX_ABI_VERSION; another value means only the
+    kernel and device names were read), ``global_id``, ``group_id``, ``local_id`` (3-tuples at debug
     level 2, else None), ``frames``, a list of (function, file, line), innermost first (line 0: not
     known; every level for a site zex numbered, else level 2), ``frame_depth`` (frames in the whole
     chain: more than len(frames) when it was cut at 16; 0 when not known), ``values`` (a tuple of ints: the
     operands the throw recorded from level 1, e.g. (index, length) for a BoundsError; () when none),
-    ``thrower_count`` (how many work-items threw, at least 1; 1 at level 0, which counts nothing) and
-    ``launch_site`` (a LaunchSite(file, line) of the Python line that called Stream.launch, or None)."""
+    ``value_kind`` (how the message labels them: 0 plain values, 1 index and length), ``thrower_count``
+    (how many work-items threw, at least 1; 1 at level 0, which counts nothing) and ``launch_site`` (a
+    LaunchSite(file, line) of the Python line that called Stream.launch, or None)."""
 
-    def __init__(self, message, *, name="", reason="", kernel_name="", debug_level=1, global_id=None,
-                 group_id=None, local_id=None, frames=(), frame_depth=0, values=(), thrower_count=1,
-                 launch_site=None):
+    def __init__(self, message, **attributes):
         super().__init__(message)
-        self.name = name
-        self.reason = reason
-        self.kernel_name = kernel_name
-        self.debug_level = debug_level
-        self.global_id = global_id
-        self.group_id = group_id
-        self.local_id = local_id
-        self.frames = list(frames)
-        self.frame_depth = frame_depth
-        self.values = tuple(values)
-        self.thrower_count = thrower_count
-        self.launch_site = launch_site
+        from ._library import exception_defaults  # pure Python: loads no library
+        self.__dict__.update(exception_defaults())
+        self.__dict__.update(attributes)
 
     def __str__(self):
         return self.args[0]

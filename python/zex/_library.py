@@ -27,7 +27,10 @@ ERROR_INVALID_STATE = 5
 ERROR_UNKNOWN = 6
 
 # zex_language_t
+LANGUAGE_CPP = 0
+LANGUAGE_C = 1
 LANGUAGE_PYTHON = 2
+LANGUAGE_JULIA = 3
 
 
 class LaunchConfig(ctypes.Structure):
@@ -42,11 +45,114 @@ class Arg(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("value", ctypes.c_void_p)]
 
 
+class ExceptionFrame(ctypes.Structure):
+    """zex_exception_frame_t: one frame of a kernel exception's stacktrace."""
+    _fields_ = [("function", ctypes.c_char_p),
+                ("file", ctypes.c_char_p),
+                ("line", ctypes.c_uint32)]
+
+
+class ExceptionInfo(ctypes.Structure):
+    """zex_exception_info_t: the one projection of zex::KernelExceptionInfo, filled by zex_exception_info.
+    KernelException's attributes are made from these fields by exception_attributes(), so a field
+    appended here (as in zex.h) is an attribute without more code; python/tests/test_header.py checks
+    this against zex.h, and zex.h's struct against include/zex/exception.hpp."""
+    _fields_ = [("size", ctypes.c_size_t),
+                ("debug_level", ctypes.c_int),
+                ("abi_version", ctypes.c_uint32),
+                ("name", ctypes.c_char_p),
+                ("reason", ctypes.c_char_p),
+                ("kernel_name", ctypes.c_char_p),
+                ("device_name", ctypes.c_char_p),
+                ("launch_id", ctypes.c_uint64),
+                ("global_id", ctypes.POINTER(ctypes.c_uint64)),
+                ("group_id", ctypes.POINTER(ctypes.c_uint64)),
+                ("local_id", ctypes.POINTER(ctypes.c_uint64)),
+                ("frames", ctypes.POINTER(ExceptionFrame)),
+                ("frame_count", ctypes.c_uint32),
+                ("frame_depth", ctypes.c_uint32),
+                ("values", ctypes.POINTER(ctypes.c_uint64)),
+                ("value_count", ctypes.c_uint32),
+                ("value_kind", ctypes.c_uint32),
+                ("thrower_count", ctypes.c_uint64),
+                ("launch_site_file", ctypes.c_char_p),
+                ("launch_site_line", ctypes.c_uint32)]
+
+
+def _text(b):
+    return b.decode("utf-8", "replace") if b else ""
+
+
+def _launch_site(file, line):
+    from ._errors import LaunchSite
+    return LaunchSite(_text(file), line) if file is not None else None
+
+
+# Fields that make one attribute together (<attribute>_<part>): the attribute from the parts' values.
+_GROUPS = {"launch_site": _launch_site}
+# Integer defaults other than 0, as zex::KernelExceptionInfo has them.
+_INT_DEFAULTS = {"debug_level": 1, "thrower_count": 1}
+
+
+def _plan():
+    """[(attribute, field names, convert(*values), default)] for exception_attributes, from ExceptionInfo's
+    fields by their C types: a `T* xs` with a `uint32_t x_count` is a sequence (frames: a list of
+    (function, file, line); others: a tuple), a `uint64_t*` alone is a 3-tuple or None, a string is a
+    str ("" for NULL), an integer an int; `size` is the struct's own. The default is what the
+    conversion makes of a NULL or 0 (an exception built by hand, or a field an older library lacks)."""
+    fields = dict(ExceptionInfo._fields_)
+    plan, grouped = [], {}
+    for name, t in ExceptionInfo._fields_:
+        if name == "size" or (name.endswith("_count") and name[:-len("_count")] + "s" in fields):
+            continue
+        group = next((g for g in _GROUPS if name.startswith(g + "_")), None)
+        if group is not None:
+            if group not in grouped:
+                grouped[group] = [n for n, _ in ExceptionInfo._fields_ if n.startswith(group + "_")]
+                plan.append((group, grouped[group], _GROUPS[group], None))
+            continue
+        count = name[:-1] + "_count" if name.endswith("s") else None
+        if count in fields:
+            if getattr(t, "_type_", None) is ExceptionFrame:
+                conv = (lambda p, n: [(_text(f.function), _text(f.file), f.line) for f in p[:n]] if p else [])
+            else:
+                conv = (lambda p, n: tuple(p[:n]) if p else ())
+            plan.append((name, [name, count], conv, conv(None, 0)))
+        elif t is ctypes.c_char_p:
+            plan.append((name, [name], _text, ""))
+        elif issubclass(t, ctypes._Pointer):
+            plan.append((name, [name], lambda p: tuple(p[:3]) if p else None, None))
+        elif issubclass(t, ctypes._SimpleCData) and isinstance(t(0).value, int):
+            plan.append((name, [name], int, _INT_DEFAULTS.get(name, 0)))
+        else:
+            raise TypeError("zex: ExceptionInfo.%s has a type exception_attributes cannot convert" % name)
+    return plan
+
+
+_PLAN = _plan()
+
+
+def exception_attributes(info):
+    """KernelException's attributes from a filled ExceptionInfo: one per field of zex::KernelExceptionInfo.
+    Fields past info.size (a library older than this package) are left out: they keep their defaults."""
+    offsets = {name: (getattr(ExceptionInfo, name).offset + getattr(ExceptionInfo, name).size)
+               for name, _ in ExceptionInfo._fields_}
+    attrs = {}
+    for attr, names, convert, _ in _PLAN:
+        if all(offsets[n] <= info.size for n in names):
+            attrs[attr] = convert(*(getattr(info, n) for n in names))
+    return attrs
+
+
+def exception_defaults():
+    """{attribute: default} of every KernelException attribute (fresh lists: the caller may keep them)."""
+    return {attr: (list(d) if isinstance(d, list) else d) for attr, _, _, d in _PLAN}
+
+
 _h = ctypes.c_void_p          # every opaque handle: zex_*_t and ze_*_handle_t
 _hp = ctypes.POINTER(ctypes.c_void_p)
 _res = ctypes.c_int           # zex_result_t
 _str = ctypes.c_char_p
-_u64x3 = ctypes.c_uint64 * 3
 
 # name: (restype, argtypes). Every name here must be in the library; OPTIONAL ones may be missing.
 DECLARATIONS = {
@@ -70,6 +176,7 @@ DECLARATIONS = {
     "zex_kernel_destroy": (None, (_h,)),
     "zex_stream_create": (_res, (_h, _hp)),
     "zex_stream_destroy": (None, (_h,)),
+    "zex_stream_set_language": (_res, (_h, ctypes.c_int)),
     # config and args as c_void_p: the package passes them packed in bytes (struct), the fastest way in
     "zex_stream_launch": (_res, (_h, _h, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)),
     # file as c_char_p: the package passes bytes it keeps for the process's life (zex keeps the pointer)
@@ -79,20 +186,8 @@ DECLARATIONS = {
     "zex_stream_synchronize_for": (_res, (_h, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int), _hp)),
     "zex_exception_message": (_str, (_h,)),
     "zex_exception_message_for": (_str, (_h, ctypes.c_int)),
-    "zex_exception_name": (_str, (_h,)),
-    "zex_exception_reason": (_str, (_h,)),
-    "zex_exception_kernel_name": (_str, (_h,)),
-    "zex_exception_debug_level": (ctypes.c_int, (_h,)),
-    "zex_exception_global_id": (ctypes.c_int, (_h, _u64x3)),
-    "zex_exception_group_id": (ctypes.c_int, (_h, _u64x3)),
-    "zex_exception_local_id": (ctypes.c_int, (_h, _u64x3)),
-    "zex_exception_frame_count": (ctypes.c_uint32, (_h,)),
-    "zex_exception_frame_depth": (ctypes.c_uint32, (_h,)),
-    "zex_exception_frame": (ctypes.c_int, (_h, ctypes.c_uint32, ctypes.POINTER(_str), ctypes.POINTER(_str),
-                                           ctypes.POINTER(ctypes.c_uint32))),
-    "zex_exception_values": (ctypes.c_uint32, (_h, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32)),
-    "zex_exception_thrower_count": (ctypes.c_uint64, (_h,)),
-    "zex_exception_launch_site": (ctypes.c_int, (_h, ctypes.POINTER(_str), ctypes.POINTER(ctypes.c_uint32))),
+    # Everything else of an exception comes in one struct (the zex_exception_* accessors are not used).
+    "zex_exception_info": (_res, (_h, ctypes.POINTER(ExceptionInfo))),
     "zex_exception_destroy": (None, (_h,)),
     "zex_stream_record": (_res, (_h, _hp)),
     "zex_event_synchronize": (_res, (_h, _hp)),

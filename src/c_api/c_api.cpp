@@ -10,6 +10,7 @@
 #include <zex/zex.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -57,6 +58,7 @@ struct zex_kernel_s {
 
 struct zex_stream_s {
   zex::Stream s;
+  zex::Language lang = zex::Language::C;  // what its launch errors name (zex_stream_set_language)
 };
 
 struct zex_event_s {
@@ -68,6 +70,10 @@ struct zex_exception_s {
   zex::KernelExceptionInfo info;
   // Every language's text, made at once: the handle is then immutable, so any thread may read it.
   std::string messages[4];
+  // The C view of `info` (project()), pointing into it: what zex_exception_info copies and every
+  // zex_exception_* accessor reads. The handle is never copied or moved, so the pointers stay valid.
+  zex_exception_info_t view;
+  std::vector<zex_exception_frame_t> frames;
 };
 
 struct zex_slot_s {
@@ -127,10 +133,44 @@ zex_result_t null_argument(const char* function, const char* parameter) noexcept
     if (__builtin_expect((p) == nullptr, 0)) return null_argument(__func__, #p); \
   } while (0)
 
+// The one projection of a zex::KernelExceptionInfo into C (issue 25): e->view, which
+// zex_exception_info copies out and every accessor reads, Python's ctypes included. A field added to
+// KernelExceptionInfo is added to zex_exception_info_t (at the end) and set here; python/tests/
+// test_header.py fails until zex.h's struct projects it, this function sets every field of that struct
+// (`v.<field> =`), and _library.py's ctypes struct matches zex.h's.
+void project(zex_exception_s& e) {
+  const zex::KernelExceptionInfo& i = e.info;
+  e.frames.reserve(i.frames.size());
+  for (const zex::Frame& f : i.frames) e.frames.push_back({f.function.c_str(), f.file.c_str(), f.line});
+  zex_exception_info_t& v = e.view;
+  v = zex_exception_info_t{};
+  v.size = sizeof v;
+  v.debug_level = i.debug_level;
+  v.abi_version = i.abi_version;
+  v.name = i.name.c_str();
+  v.reason = i.reason.c_str();
+  v.kernel_name = i.kernel_name.c_str();
+  v.device_name = i.device_name.c_str();
+  v.launch_id = i.launch_id;
+  v.global_id = i.global_id ? i.global_id->data() : nullptr;
+  v.group_id = i.group_id ? i.group_id->data() : nullptr;
+  v.local_id = i.local_id ? i.local_id->data() : nullptr;
+  v.frames = e.frames.empty() ? nullptr : e.frames.data();
+  v.frame_count = static_cast<uint32_t>(e.frames.size());
+  v.frame_depth = i.frame_depth;
+  v.values = i.values.empty() ? nullptr : i.values.data();
+  v.value_count = static_cast<uint32_t>(i.values.size());
+  v.value_kind = i.value_kind;
+  v.thrower_count = i.thrower_count;
+  v.launch_site_file = i.launch_site ? i.launch_site->file.c_str() : nullptr;
+  v.launch_site_line = i.launch_site ? i.launch_site->line : 0;
+}
+
 zex_exception_s* make_exception(const zex::KernelExceptionInfo& info) {
   auto e = std::make_unique<zex_exception_s>();
   e->info = info;
   for (int l = 0; l < 4; ++l) e->messages[l] = zex::format_kernel_exception(info, static_cast<zex::Language>(l));
+  project(*e);
   return e.release();
 }
 
@@ -435,6 +475,18 @@ zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out) {
 
 void zex_stream_destroy(zex_stream_t stream) { delete stream; }  // ~Stream never throws
 
+zex_result_t zex_stream_set_language(zex_stream_t stream, zex_language_t language) {
+  ZEX_REQUIRE(stream);
+  const int l = static_cast<int>(language);
+  if (l < 0 || l > static_cast<int>(zex::Language::Julia)) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "zex: zex_stream_set_language: %d is not a zex_language_t", l);
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+  }
+  stream->lang = static_cast<zex::Language>(l);
+  return ok();
+}
+
 static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel_t kernel,
                            const zex_launch_config_t* config, uint32_t num_args, const zex_arg_t* args,
                            const char* file, uint32_t line) {
@@ -443,24 +495,10 @@ static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel
   if (__builtin_expect(config == nullptr, 0)) return null_argument(function, "config");
   if (num_args != 0 && args == nullptr) return null_argument(function, "args");
   return guard([&] {
-    // The C++ launch checks these too, but its messages name LaunchConfig; a C caller reads the
-    // names of its own struct.
-    if (__builtin_expect(config->debug_level < -1 || config->debug_level > 2, 0)) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf,
-                    "zex: zex_launch_config_t.debug_level is %d; use 0, 1, 2, or -1 for the default "
-                    "(ZEX_DEBUG_LEVEL)",
-                    config->debug_level);
-      return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
-    }
+    // The debug level, the extents and the count are checked by the C++ launch (the one copy of those
+    // checks), its messages naming the fields as the stream's language spells them.
     const uint32_t* g = config->groups;
     const uint32_t* b = config->group_size;
-    if (__builtin_expect((g[0] == 0) | (g[1] == 0) | (g[2] == 0) | (b[0] == 0) | (b[1] == 0) | (b[2] == 0), 0))
-      return fail(ZEX_ERROR_INVALID_ARGUMENT,
-                  ("zex: launch of kernel '" + kernel->k.name() +
-                   "': every component of zex_launch_config_t.groups and group_size must be at least 1 "
-                   "(use {n, 1, 1} for one dimension)")
-                      .c_str());
     zex::LaunchConfig cfg;
     cfg.groups.x = g[0];
     cfg.groups.y = g[1];
@@ -471,7 +509,7 @@ static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel
     cfg.debug_level = config->debug_level;
     // Read in place, and only once the count is the kernel's: a wrong num_args (0xffffffff) must neither
     // allocate nor read past the caller's array.
-    stream->s.launch_args(kernel->k, cfg, args, num_args, file, line);
+    stream->s.launch_args(kernel->k, cfg, args, num_args, file, line, stream->lang);
     return ZEX_SUCCESS;
   });
 }
@@ -561,52 +599,70 @@ const char* zex_exception_message_for(zex_exception_t e, zex_language_t language
   return e->messages[l >= 0 && l < 4 ? l : static_cast<int>(zex::Language::C)].c_str();
 }
 
-const char* zex_exception_name(zex_exception_t e) { return e ? e->info.name.c_str() : ""; }
-const char* zex_exception_reason(zex_exception_t e) { return e ? e->info.reason.c_str() : ""; }
-const char* zex_exception_kernel_name(zex_exception_t e) { return e ? e->info.kernel_name.c_str() : ""; }
-int zex_exception_debug_level(zex_exception_t e) { return e ? e->info.debug_level : 0; }
+// The accessors of the first C API, each one field of the projection (e->view).
+const char* zex_exception_name(zex_exception_t e) { return e ? e->view.name : ""; }
+const char* zex_exception_reason(zex_exception_t e) { return e ? e->view.reason : ""; }
+const char* zex_exception_kernel_name(zex_exception_t e) { return e ? e->view.kernel_name : ""; }
+int zex_exception_debug_level(zex_exception_t e) { return e ? e->view.debug_level : 0; }
 
-static int copy_id(const std::optional<std::array<uint64_t, 3>>& id, uint64_t out[3]) {
+static int copy_id(const uint64_t* id, uint64_t out[3]) {
   if (!id) return 0;
   if (out)
-    for (int i = 0; i < 3; ++i) out[i] = (*id)[static_cast<size_t>(i)];
+    for (int i = 0; i < 3; ++i) out[i] = id[i];
   return 1;
 }
 
-int zex_exception_global_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->info.global_id, out) : 0; }
-int zex_exception_group_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->info.group_id, out) : 0; }
-int zex_exception_local_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->info.local_id, out) : 0; }
+int zex_exception_global_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->view.global_id, out) : 0; }
+int zex_exception_group_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->view.group_id, out) : 0; }
+int zex_exception_local_id(zex_exception_t e, uint64_t out[3]) { return e ? copy_id(e->view.local_id, out) : 0; }
 
-uint32_t zex_exception_frame_count(zex_exception_t e) {
-  return e ? static_cast<uint32_t>(e->info.frames.size()) : 0;
-}
+uint32_t zex_exception_frame_count(zex_exception_t e) { return e ? e->view.frame_count : 0; }
 
-uint32_t zex_exception_frame_depth(zex_exception_t e) { return e ? e->info.frame_depth : 0; }
+uint32_t zex_exception_frame_depth(zex_exception_t e) { return e ? e->view.frame_depth : 0; }
 
 int zex_exception_frame(zex_exception_t e, uint32_t i, const char** function, const char** file, uint32_t* line) {
-  if (!e || i >= e->info.frames.size()) return 0;
-  const zex::Frame& f = e->info.frames[i];
-  if (function) *function = f.function.c_str();
-  if (file) *file = f.file.c_str();
+  if (!e || i >= e->view.frame_count) return 0;
+  const zex_exception_frame_t& f = e->view.frames[i];
+  if (function) *function = f.function;
+  if (file) *file = f.file;
   if (line) *line = f.line;
   return 1;
 }
 
 uint32_t zex_exception_values(zex_exception_t e, uint64_t* out, uint32_t capacity) {
   if (!e) return 0;
-  const std::vector<uint64_t>& v = e->info.values;
+  const zex_exception_info_t& v = e->view;
   if (out)
-    for (size_t i = 0; i < v.size() && i < capacity; ++i) out[i] = v[i];
-  return static_cast<uint32_t>(v.size());
+    for (uint32_t i = 0; i < v.value_count && i < capacity; ++i) out[i] = v.values[i];
+  return v.value_count;
 }
 
-uint64_t zex_exception_thrower_count(zex_exception_t e) { return e ? e->info.thrower_count : 0; }
+uint64_t zex_exception_thrower_count(zex_exception_t e) { return e ? e->view.thrower_count : 0; }
 
 int zex_exception_launch_site(zex_exception_t e, const char** file, uint32_t* line) {
-  if (!e || !e->info.launch_site) return 0;
-  if (file) *file = e->info.launch_site->file.c_str();
-  if (line) *line = e->info.launch_site->line;
+  if (!e || !e->view.launch_site_file) return 0;
+  if (file) *file = e->view.launch_site_file;
+  if (line) *line = e->view.launch_site_line;
   return 1;
+}
+
+zex_result_t zex_exception_info(zex_exception_t e, zex_exception_info_t* out) {
+  ZEX_REQUIRE(e);
+  ZEX_REQUIRE(out);
+  if (out->size < sizeof out->size) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "zex: zex_exception_info: out->size is %zu; set it to sizeof(zex_exception_info_t) (%zu)",
+                  out->size, sizeof(zex_exception_info_t));
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+  }
+  // The fields that lie within the caller's struct: a struct of an older zex.h ends before the newer
+  // fields (anything of ours past its last field falls in its own tail padding, or past its end).
+  zex_exception_info_t v = e->view;
+  const size_t n = out->size < sizeof v ? out->size : sizeof v;
+  v.size = n;
+  std::memcpy(out, &v, n);
+  return ok();
 }
 
 void zex_exception_destroy(zex_exception_t e) { delete e; }

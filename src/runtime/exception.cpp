@@ -42,15 +42,7 @@ std::string values_text(const KernelExceptionInfo& info) {
 
 // How the caller picks a debug level, in its own language: the hint must name something the reader
 // can type.
-const char* level_knob(Language lang) {
-  switch (lang) {
-    case Language::C: return "zex_launch_config_t.debug_level";
-    case Language::Python: return "the debug_level= keyword of stream.launch(...)";
-    case Language::Julia: return "the debug_level= keyword of the launch";
-    case Language::Cpp: break;
-  }
-  return "LaunchConfig::debug_level";
-}
+const char* level_knob(Language lang) { return launch_names(lang).debug_level; }
 
 void append_stacktrace(std::string& m, const KernelExceptionInfo& info) {
   if (info.frames.empty()) return;
@@ -71,6 +63,25 @@ void append_stacktrace(std::string& m, const KernelExceptionInfo& info) {
 }
 
 }  // namespace
+
+// The launch's fields as each language spells them (the hints above, the launch's checks in stream.cpp).
+const LaunchNames& launch_names(Language lang) {
+  static const LaunchNames cpp{"LaunchConfig::debug_level", "LaunchConfig::groups and group_size",
+                               "use {n, 1, 1} for one dimension"};
+  static const LaunchNames c{"zex_launch_config_t.debug_level", "zex_launch_config_t.groups and group_size",
+                             "use {n, 1, 1} for one dimension"};
+  static const LaunchNames python{"the debug_level= keyword of stream.launch(...)",
+                                  "the groups and group_size of stream.launch(...)", "an int n is (n, 1, 1)"};
+  static const LaunchNames julia{"the debug_level= keyword of the launch", "the groups and group_size of the launch",
+                                 "an integer n is (n, 1, 1)"};
+  switch (lang) {
+    case Language::C: return c;
+    case Language::Python: return python;
+    case Language::Julia: return julia;
+    case Language::Cpp: break;
+  }
+  return cpp;
+}
 
 }  // namespace detail
 

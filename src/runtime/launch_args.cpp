@@ -47,10 +47,10 @@ void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, s
                     kernel + "'");
 }
 
-void throw_zero_extent(const std::string& kernel) {
-  throw zex::InvalidArgument("zex: launch of kernel '" + kernel +
-                              "': every component of LaunchConfig::groups and group_size must be at "
-                              "least 1 (use {n, 1, 1} for one dimension)");
+void throw_zero_extent(const std::string& kernel, Language lang) {
+  const LaunchNames& names = launch_names(lang);
+  throw zex::InvalidArgument("zex: launch of kernel '" + kernel + "': every component of " + names.extents +
+                              " must be at least 1 (" + names.one_dimension + ")");
 }
 
 void throw_too_many_work_items(const std::string& kernel, const Dim3& g, const Dim3& b) {

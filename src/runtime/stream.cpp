@@ -168,10 +168,10 @@ void Stream::Impl::append_signal(ze_event_handle_t event) {
     unwaited_barrier = true;  // no ring event follows it yet: the destructor adds one
 }
 
-void Stream::Impl::throw_bad_level(int requested) const {
+void Stream::Impl::throw_bad_level(int requested, Language lang) const {
   if (requested == -1) throw zex::InvalidArgument(env_error);
-  throw zex::InvalidArgument("zex: LaunchConfig::debug_level is " + std::to_string(requested) +
-                              "; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL)");
+  throw zex::InvalidArgument(std::string("zex: ") + detail::launch_names(lang).debug_level + " is " +
+                              std::to_string(requested) + "; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL)");
 }
 
 void Stream::Impl::raise(bool all_done) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <zex/detail/param_kind.hpp>
+#include <zex/exception.hpp>  // Language: whose names a refusal uses
 #include <zex/launch.hpp>
 
 #include <level_zero/ze_api.h>
@@ -24,7 +25,8 @@ struct DeviceInfo;
 [[noreturn]] void throw_bad_signature(const std::string& kernel, uint32_t expected, size_t given,
                                      bool takes_state);
 [[noreturn]] void throw_arg_error(ze_result_t r, const std::string& kernel, uint32_t index, size_t size);
-[[noreturn]] void throw_zero_extent(const std::string& kernel);
+// `lang`: whose spelling of the launch's fields the message uses (a binding passes its own, as the C API does).
+[[noreturn]] void throw_zero_extent(const std::string& kernel, Language lang);
 [[noreturn]] void throw_too_many_work_items(const std::string& kernel, const Dim3& groups, const Dim3& group_size);
 [[noreturn]] void throw_launch_error(ze_result_t r, const std::string& kernel);
 [[noreturn]] void throw_group_size_error(ze_result_t r, const std::string& kernel);
@@ -81,10 +83,10 @@ inline void set_arg(ze_kernel_handle_t k, uint32_t i, const LocalMemory& v, uint
 // product is below 2^64; two overflow-checked multiplies cover the rest.
 __attribute__((always_inline)) inline void check_launch_shape(const std::string& kernel, uint32_t num_args,
                                                               bool takes_state, size_t n, const Dim3& g,
-                                                              const Dim3& b) {
+                                                              const Dim3& b, Language lang = Language::Cpp) {
   if (__builtin_expect((num_args != n + 1) | !takes_state, 0)) throw_bad_signature(kernel, num_args, n, takes_state);
   if (__builtin_expect((g.x == 0) | (g.y == 0) | (g.z == 0) | (b.x == 0) | (b.y == 0) | (b.z == 0), 0))
-    throw_zero_extent(kernel);
+    throw_zero_extent(kernel, lang);
   uint64_t items;
   if (__builtin_expect(__builtin_mul_overflow(uint64_t{g.x} * b.x, uint64_t{g.y} * b.y, &items) |
                            __builtin_mul_overflow(items, uint64_t{g.z} * b.z, &items),
