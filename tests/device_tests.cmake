@@ -56,7 +56,7 @@ if(ZEX_INSTALL)
     -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
     -DC_COMPILER=${CMAKE_C_COMPILER}
     -DKERNELS=${ZEX_TEST_USER_SPV}
-    -DC_API_TEST=${CMAKE_CURRENT_SOURCE_DIR}/c_api_test.c
+    -DC_API_TEST=${CMAKE_CURRENT_SOURCE_DIR}/c_api/c_api_test.c
     -DTEST_KERNELS_CL=${ZEX_TEST_KERNEL_SOURCE}
     "-DSANITIZE_FLAGS=${ZEX_SANITIZE_FLAGS}"   # the consumer is built with zex's sanitizers, if any
     "-DPUBLIC_HEADERS=${zex_public_headers}")   # the installed include tree, exactly (comma-separated)

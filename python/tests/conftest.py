@@ -1,4 +1,4 @@
-"""Fixtures of the zex Python suite. CTest (tests/python_tests.cmake) runs it with PYTHONPATH=<src>/python,
+"""Fixtures of the zex Python suite. CTest (tests/python/CMakeLists.txt) runs it with PYTHONPATH=<src>/python,
 ZEX_LIBRARY=<build>/src/libzex.so.1, ZEX_TEST_KERNEL_SPV / ZEX_TEST_KERNEL_SOURCE (tests/kernels),
 ZEX_EXAMPLE_SPV (examples/kernels/vadd.cl) and zex-cpu's environment (ZE_ENABLE_ALT_DRIVERS)."""
 import os

@@ -4,7 +4,7 @@
 #   the consumer project (tests/package) with find_package(zex) against it and nothing else, run its
 #   driver-free checks, and build the consumer once more with the flags of `pkg-config zex`.
 # MODE=e2e (package_e2e_test, after package_test): run the consumer end to end on the installed
-#   zex-cpu, with the kernels in KERNELS, and the C API's test (tests/c_api_test.c, built both ways) on
+#   zex-cpu, with the kernels in KERNELS, and the C API's test (tests/c_api/c_api_test.c, built both ways) on
 #   the test kernels the consumer compiled with the installed zex_add_spirv().
 include(${CMAKE_CURRENT_LIST_DIR}/../run_steps.cmake)
 zex_require_vars(run_package_test.cmake MODE ZEX_BUILD_DIR STAGE CONSUMER_SOURCE CONSUMER_BUILD C_API_TEST

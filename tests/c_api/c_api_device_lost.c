@@ -1,5 +1,5 @@
 /* A lost device through the C API (<zex/zex.h>, "a lost device"), C99, end to end on zex-cpu:
-   ZEX_CPU_LOSE_DEVICE=2 (tests/c_api_tests.cmake) makes the second launch lose the device, and the wait's
+   ZEX_CPU_LOSE_DEVICE=2 (tests/c_api/CMakeLists.txt) makes the second launch lose the device, and the wait's
    ZEX_ERROR_LEVEL_ZERO comes with the device report. A process of its own: the loss lasts for the
    process. usage: c_api_device_lost <zex_test_kernels.spv> */
 #include <zex/zex.h>

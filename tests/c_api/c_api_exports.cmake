@@ -2,7 +2,7 @@
 # and nothing else, and its SONAME is libzex.so.<ZEX_C_API_VERSION>. With MAP (src/c_api/zex_c.map): each
 # function is in the version node the map gives it (a minor node ZEX_1.<n> for a later addition).
 cmake_policy(VERSION 3.25)
-include(${CMAKE_CURRENT_LIST_DIR}/run_steps.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../run_steps.cmake)
 zex_require_vars(c_api_exports.cmake LIB NM READELF SONAME HEADER)
 
 execute_process(COMMAND ${NM} -D --defined-only ${LIB} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
