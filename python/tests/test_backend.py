@@ -47,7 +47,7 @@ def test_wheel(tmp_path):
     with zipfile.ZipFile(str(tmp_path / name)) as z:
         names = z.namelist()
         di = "zex-%s.dist-info/" % zex.__version__
-        assert {"zex/__init__.py", "zex/_core.py", "zex/_errors.py", "zex/_library.py"} <= set(names)
+        assert {"zex/__init__.py", "zex/_core.py", "zex/_stream.py", "zex/_errors.py", "zex/_library.py"} <= set(names)
         assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
         assert names[-1] == di + "RECORD"
         meta = z.read(di + "METADATA").decode()

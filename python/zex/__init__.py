@@ -18,7 +18,8 @@ linker's path; it is loaded on first use. See docs/integration.md, "Python".
 from ._errors import (DeviceRecord, DeviceReport, Error, InvalidArgument, InvalidState, KernelException, LaunchSite,
                       LibraryNotFoundError, LibraryVersionError, OutOfHostMemory, RasCounter, UnknownError, ZeError,
                       ZeResult)
-from ._core import Context, Device, Event, Kernel, Local, Module, SharedBuffer, Stream, local
+from ._core import Context, Device, Kernel, Local, Module, SharedBuffer, local
+from ._stream import Event, Stream
 from ._library import C_API_VERSION
 
 __version__ = "0.1.0"
