@@ -36,18 +36,6 @@ namespace {
 
 using Insts = std::vector<Instruction>;
 
-namespace opx {
-constexpr uint16_t TypeBool = 20, TypeInt = 21, TypeArray = 28, TypePointer = 32, ConstantTrue = 41,
-                   ConstantFalse = 42, Constant = 43, ConstantNull = 46, Load = 61, Store = 62, CopyMemory = 63,
-                   CopyMemorySized = 64, CompositeExtract = 81, PtrCastToGeneric = 121, Bitcast = 124,
-                   LogicalOr = 166, Select = 169, ControlBarrier = 224, AtomicLoad = 227, AtomicStore = 228,
-                   AtomicFirst = 229, AtomicLast = 242, GroupAsyncCopy = 259, GroupFirst = 261, GroupLast = 270,
-                   AtomicFlagTestAndSet = 318, AtomicFlagClear = 319, AtomicFMinEXT = 5614,
-                   AtomicFMaxEXT = 5615, AtomicFAddEXT = 6035;
-}  // namespace opx
-
-// Storage classes (SPIR-V 3.7).
-constexpr uint32_t kUniformConstant = 0, kWorkgroup = 4, kCrossWorkgroup = 5, kFunction = 7, kGeneric = 8;
 // The scratch words: 64 ulongs, as large as the largest OpenCL C vector (long16, double16) and more.
 constexpr uint32_t kScratchWords = 64;
 
@@ -65,14 +53,14 @@ struct Function {
 };
 
 bool is_atomic_on_pointer(uint16_t o) {
-  return o == opx::AtomicLoad || o == opx::AtomicStore || (o >= opx::AtomicFirst && o <= opx::AtomicLast) ||
-         o == opx::AtomicFlagTestAndSet || o == opx::AtomicFlagClear || o == opx::AtomicFMinEXT ||
-         o == opx::AtomicFMaxEXT || o == opx::AtomicFAddEXT;
+  return o == spv::OpAtomicLoad || o == spv::OpAtomicStore || (o >= spv::OpAtomicExchange && o <= spv::OpAtomicXor) ||
+         o == spv::OpAtomicFlagTestAndSet || o == spv::OpAtomicFlagClear || o == spv::OpAtomicFMinEXT ||
+         o == spv::OpAtomicFMaxEXT || o == spv::OpAtomicFAddEXT;
 }
 
 bool is_barrier_like(uint16_t o) {
-  return o == opx::ControlBarrier || o == opx::GroupAsyncCopy || o == 260 /* OpGroupWaitEvents */ ||
-         (o >= opx::GroupFirst && o <= opx::GroupLast);
+  return o == spv::OpControlBarrier || o == spv::OpGroupAsyncCopy || o == spv::OpGroupWaitEvents ||
+         (o >= spv::OpGroupAll && o <= spv::OpGroupUMax);
 }
 
 class Pass {
@@ -92,20 +80,20 @@ class Pass {
     mark_barriers();
     std::set<uint32_t> entries, wrappers;
     for (const Instruction& i : m_.insts)
-      if (i.opcode == op::EntryPoint && i.size() > 2) entries.insert(i.words[2]);
+      if (i.opcode == spv::OpEntryPoint && i.size() > 2) entries.insert(i.words[2]);
     // The llvm-spirv wrapper of a kernel only calls the kernel's body: the body is the kernel.
     std::map<uint32_t, uint32_t> callers;  // defined function -> number of call sites
     for (const Function& f : fns_)
       for (const Block& b : f.blocks)
         for (const Instruction& i : b.insts)
-          if (i.opcode == op::FunctionCall && fn_index_.count(i.word(3))) ++callers[i.word(3)];
+          if (i.opcode == spv::OpFunctionCall && fn_index_.count(i.word(3))) ++callers[i.word(3)];
     std::set<uint32_t> kernels;
     for (const Function& f : fns_) {
       if (!entries.count(f.id)) continue;
       uint32_t body = 0;
       if (f.blocks.size() == 1)
         for (const Instruction& i : f.blocks[0].insts)
-          if (i.opcode == op::FunctionCall && fn_index_.count(i.word(3))) body = body ? UINT32_MAX : i.word(3);
+          if (i.opcode == spv::OpFunctionCall && fn_index_.count(i.word(3))) body = body ? UINT32_MAX : i.word(3);
       if (body && body != UINT32_MAX && !entries.count(body)) {
         if (callers[body] == 1) kernels.insert(body);  // a body called from elsewhere too is left alone
       } else {
@@ -124,14 +112,14 @@ class Pass {
   // ---- module facts ----
   void collect_functions() {
     for (size_t k = 0; k < m_.insts.size(); ++k) {
-      if (m_.insts[k].opcode != op::Function) continue;
+      if (m_.insts[k].opcode != spv::OpFunction) continue;
       Function f;
       f.first = k;
       f.id = m_.insts[k].result_id;
       size_t j = k + 1;
-      for (; j < m_.insts.size() && m_.insts[j].opcode == op::FunctionParameter; ++j) f.head.push_back(m_.insts[j]);
-      for (; j < m_.insts.size() && m_.insts[j].opcode != op::FunctionEnd; ++j) {
-        if (m_.insts[j].opcode == op::Label)
+      for (; j < m_.insts.size() && m_.insts[j].opcode == spv::OpFunctionParameter; ++j) f.head.push_back(m_.insts[j]);
+      for (; j < m_.insts.size() && m_.insts[j].opcode != spv::OpFunctionEnd; ++j) {
+        if (m_.insts[j].opcode == spv::OpLabel)
           f.blocks.push_back({m_.insts[j], {}});
         else if (!f.blocks.empty())
           f.blocks.back().insts.push_back(m_.insts[j]);
@@ -156,7 +144,7 @@ class Pass {
       for (const Block& b : f.blocks)
         for (const Instruction& i : b.insts) {
           if (is_barrier_like(i.opcode)) barrier_fns_.insert(f.id);
-          if (i.opcode == op::FunctionCall) calls[f.id].insert(i.word(3));
+          if (i.opcode == spv::OpFunctionCall) calls[f.id].insert(i.word(3));
         }
     for (bool more = true; more;) {
       more = false;
@@ -184,11 +172,11 @@ class Pass {
   // The storage class of pointer type `t`, or UINT32_MAX if `t` is not a pointer type.
   uint32_t storage_of(uint32_t t) const {
     const Instruction* d = def(t);
-    return d && d->opcode == opx::TypePointer ? d->word(2) : UINT32_MAX;
+    return d && d->opcode == spv::OpTypePointer ? d->word(2) : UINT32_MAX;
   }
 
   bool barrier_at(const Instruction& i) const {
-    return is_barrier_like(i.opcode) || (i.opcode == op::FunctionCall && barrier_fns_.count(i.word(3)));
+    return is_barrier_like(i.opcode) || (i.opcode == spv::OpFunctionCall && barrier_fns_.count(i.word(3)));
   }
 
   // ---- the kernel ----
@@ -226,7 +214,7 @@ class Pass {
     std::set<uint32_t> throwing;
     for (const Block& b : f.blocks)
       for (const Instruction& i : b.insts)
-        if (i.opcode == op::FunctionCall && zex_.count(i.word(3)) && kThrowEntries.count(zex_.at(i.word(3))))
+        if (i.opcode == spv::OpFunctionCall && zex_.count(i.word(3)) && kThrowEntries.count(zex_.at(i.word(3))))
           throwing.insert(b.id());
     for (bool more = true; more;) {
       more = false;
@@ -244,7 +232,7 @@ class Pass {
     // %flag %thrown %rest 1 1000`, %flag the call's bool (or member 1 of its {T, bool}), %thrown a return.
     auto only_return = [&](uint32_t label) {
       auto k = at.find(label);
-      return k != at.end() && f.blocks[k->second].insts.size() == 1 && f.blocks[k->second].insts[0].opcode == op::Return;
+      return k != at.end() && f.blocks[k->second].insts.size() == 1 && f.blocks[k->second].insts[0].opcode == spv::OpReturn;
     };
     auto local = [&](uint32_t id) -> const Instruction* {
       auto k = local_def.find(id);
@@ -253,16 +241,16 @@ class Pass {
     auto is_call_flag = [&](uint32_t id) {
       const Instruction* d = local(id);
       if (!d) return false;
-      if (d->opcode == opx::CompositeExtract && d->size() == 5 && d->words[4] == 1) {
+      if (d->opcode == spv::OpCompositeExtract && d->size() == 5 && d->words[4] == 1) {
         const Instruction* whole = local(d->words[3]);
-        return whole && whole->opcode == op::FunctionCall && fn_index_.count(whole->word(3)) > 0;
+        return whole && whole->opcode == spv::OpFunctionCall && fn_index_.count(whole->word(3)) > 0;
       }
-      return d->opcode == op::FunctionCall && fn_index_.count(d->word(3)) > 0;
+      return d->opcode == spv::OpFunctionCall && fn_index_.count(d->word(3)) > 0;
     };
     std::vector<uint32_t> checks;  // blocks ending in a flag check
     for (const Block& b : f.blocks) {
       const Instruction& t = b.insts.back();
-      if (t.opcode == op::BranchConditional && t.size() == 6 && t.words[4] == 1 && t.words[5] == 1000 &&
+      if (t.opcode == spv::OpBranchConditional && t.size() == 6 && t.words[4] == 1 && t.words[5] == 1000 &&
           only_return(t.words[2]) && is_call_flag(t.words[1]) && !throwing.count(b.id()))
         checks.push_back(b.id());
     }
@@ -294,8 +282,8 @@ class Pass {
             for (uint32_t p : preds[x]) {
               if (r.count(p) || p == f.blocks[0].id() || preds[p].size() != 1 || throwing.count(p)) continue;
               const Instruction& t = f.blocks[at.at(p)].insts.back();
-              if (t.opcode != op::Branch) continue;
-              bool phis = f.blocks[at.at(p)].insts[0].opcode == op::Phi;
+              if (t.opcode != spv::OpBranch) continue;
+              bool phis = f.blocks[at.at(p)].insts[0].opcode == spv::OpPhi;
               if (phis) continue;
               r.insert(p);
               more = true;
@@ -318,7 +306,7 @@ class Pass {
           if (regions[r].count(p)) continue;
           const Instruction& t = f.blocks[at.at(p)].insts.back();
           const std::vector<uint32_t> ts = branch_targets(t);
-          if (t.opcode != op::BranchConditional || ts.size() != 2 || ts[0] == ts[1] ||
+          if (t.opcode != spv::OpBranchConditional || ts.size() != 2 || ts[0] == ts[1] ||
               (regions[r].count(ts[0]) > 0) == (regions[r].count(ts[1]) > 0)) {
             usable[r] = false;
             continue;
@@ -341,7 +329,7 @@ class Pass {
       for (const Block& b : f.blocks) {
         auto in = region_of_block.find(b.id());
         for (const Instruction& i : b.insts) {
-          if (i.opcode == op::Phi) continue;
+          if (i.opcode == spv::OpPhi) continue;
           for (uint32_t u : i.used_ids()) {
             auto d = region_of_value.find(u);
             if (d != region_of_value.end() && (in == region_of_block.end() || in->second != d->second))
@@ -379,11 +367,11 @@ class Pass {
     thrown_ = fresh();
     {
       Insts& entry = f.blocks[0].insts;
-      entry.insert(entry.begin(), make_variable(pointer_type(kFunction, bool_type()), thrown_, kFunction));
+      entry.insert(entry.begin(), make_variable(pointer_type(spv::StorageClassFunction, bool_type()), thrown_, spv::StorageClassFunction));
       size_t k = 0;
-      while (k < entry.size() && entry[k].opcode == op::Variable) ++k;
+      while (k < entry.size() && entry[k].opcode == spv::OpVariable) ++k;
       entry.insert(entry.begin() + static_cast<std::ptrdiff_t>(k),
-                   make_instruction(opx::Store, 0, 0, {thrown_, bool_constant(false)}));
+                   make_instruction(spv::OpStore, 0, 0, {thrown_, bool_constant(false)}));
     }
     // Flag checks: the thrower goes on with the flag set.
     std::vector<uint32_t> skip_starts;
@@ -392,10 +380,10 @@ class Pass {
       const Instruction t = b.insts.back();
       const uint32_t old = fresh(), now = fresh();
       b.insts.pop_back();
-      b.insts.push_back(make_instruction(opx::Load, bool_type(), old, {thrown_}));
-      b.insts.push_back(make_instruction(opx::LogicalOr, bool_type(), now, {old, t.words[1]}));
-      b.insts.push_back(make_instruction(opx::Store, 0, 0, {thrown_, now}));
-      Instruction br = make_instruction(op::Branch, 0, 0, {t.words[3]});
+      b.insts.push_back(make_instruction(spv::OpLoad, bool_type(), old, {thrown_}));
+      b.insts.push_back(make_instruction(spv::OpLogicalOr, bool_type(), now, {old, t.words[1]}));
+      b.insts.push_back(make_instruction(spv::OpStore, 0, 0, {thrown_, now}));
+      Instruction br = make_instruction(spv::OpBranch, 0, 0, {t.words[3]});
       br.annotations = t.annotations;
       b.insts.push_back(std::move(br));
       skip_starts.push_back(t.words[3]);
@@ -415,7 +403,7 @@ class Pass {
         std::vector<size_t> shared;
         for (size_t e = 0; e < entries[r].size(); ++e) {
           const Block& c = f.blocks[at.at(entries[r][e].cont)];
-          if (entries[r][e].block == entries[r][0].block && c.insts[0].opcode != op::Phi &&
+          if (entries[r][e].block == entries[r][0].block && c.insts[0].opcode != spv::OpPhi &&
               !defines_live_out(f, at, entries[r][e].pred, regions[r]))
             shared.push_back(e);
         }
@@ -454,13 +442,13 @@ class Pass {
           Block b = originals.at(x);
           // Phis keep the edges of this copy: from inside the region, and its own entry edge.
           for (Instruction& i : b.insts) {
-            if (i.opcode != op::Phi) break;
+            if (i.opcode != spv::OpPhi) break;
             std::vector<uint32_t> keep;
             for (size_t w = 3; w + 1 < i.size(); w += 2) {
               const uint32_t from = i.words[w + 1];
               if (regions[r].count(from) || enters(from, x)) keep.insert(keep.end(), {i.words[w], from});
             }
-            Instruction n = make_instruction(op::Phi, i.type_id, i.result_id, keep);
+            Instruction n = make_instruction(spv::OpPhi, i.type_id, i.result_id, keep);
             n.annotations = std::move(i.annotations);
             i = std::move(n);
           }
@@ -470,7 +458,7 @@ class Pass {
             for (size_t k = 0; k < grp.size(); ++k) ops.insert(ops.end(), {uint_constant(static_cast<uint32_t>(k)), entries[r][grp[k]].pred});
             for (uint32_t p : preds[x])
               if (regions[r].count(p)) ops.insert(ops.end(), {selector, p});
-            b.insts.insert(b.insts.begin(), make_instruction(op::Phi, int_type(32), selector, ops));
+            b.insts.insert(b.insts.begin(), make_instruction(spv::OpPhi, int_type(32), selector, ops));
           }
           if (!first) {
             b.label.words[1] = b.label.result_id = mapped(b.id());
@@ -483,8 +471,8 @@ class Pass {
           }
           // Exits (returns, branches out of the region) go to this copy's exit.
           Instruction& t = b.insts.back();
-          if (t.opcode == op::Return || t.opcode == op::ReturnValue) {
-            Instruction br = make_instruction(op::Branch, 0, 0, {exit});
+          if (t.opcode == spv::OpReturn || t.opcode == spv::OpReturnValue) {
+            Instruction br = make_instruction(spv::OpBranch, 0, 0, {exit});
             br.annotations = t.annotations;
             t = std::move(br);
           } else {
@@ -494,17 +482,17 @@ class Pass {
           copy.push_back(std::move(b));
         }
         // The exit: the flag is set, and the thrower goes on where the check would have let it.
-        Block x{make_instruction(op::Label, 0, exit, {}), {}};
-        x.insts.push_back(make_instruction(opx::Store, 0, 0, {thrown_, bool_constant(true)}));
+        Block x{make_instruction(spv::OpLabel, 0, exit, {}), {}};
+        x.insts.push_back(make_instruction(spv::OpStore, 0, 0, {thrown_, bool_constant(true)}));
         if (grp.size() > 1) {
-          Instruction sw = make_instruction(op::Switch, 0, 0, {selector, en.cont});
+          Instruction sw = make_instruction(spv::OpSwitch, 0, 0, {selector, en.cont});
           for (size_t k = 1; k < grp.size(); ++k) {
             add_operand(sw, static_cast<uint32_t>(k), SPV_OPERAND_TYPE_LITERAL_INTEGER);
             add_operand(sw, entries[r][grp[k]].cont, SPV_OPERAND_TYPE_ID);
           }
           x.insts.push_back(std::move(sw));
         } else {
-          x.insts.push_back(make_instruction(op::Branch, 0, 0, {en.cont}));
+          x.insts.push_back(make_instruction(spv::OpBranch, 0, 0, {en.cont}));
         }
         copy.push_back(std::move(x));
         skip_starts.push_back(exit);
@@ -512,7 +500,7 @@ class Pass {
         // shared copy's continuations have none).
         Block& c = f.blocks[at.at(en.cont)];
         for (Instruction& i : c.insts) {
-          if (i.opcode != op::Phi) break;
+          if (i.opcode != spv::OpPhi) break;
           for (size_t w = 3; w + 1 < i.size(); w += 2)
             if (i.words[w + 1] == en.pred) {
               const uint32_t v = i.words[w];
@@ -543,13 +531,13 @@ class Pass {
     preds = preds_of();
     for (Block& b : f.blocks)
       for (Instruction& i : b.insts) {
-        if (i.opcode != op::Phi) break;
+        if (i.opcode != spv::OpPhi) break;
         std::vector<uint32_t> keep;
         const auto& p = preds[b.id()];
         for (size_t w = 3; w + 1 < i.size(); w += 2)
           if (std::find(p.begin(), p.end(), i.words[w + 1]) != p.end()) keep.insert(keep.end(), {i.words[w], i.words[w + 1]});
         if (keep.size() + 3 == i.size()) continue;
-        Instruction n = make_instruction(op::Phi, i.type_id, i.result_id, keep);
+        Instruction n = make_instruction(spv::OpPhi, i.type_id, i.result_id, keep);
         n.annotations = std::move(i.annotations);
         i = std::move(n);
       }
@@ -570,7 +558,7 @@ class Pass {
     for (auto& [original, last] : split_to_)
       for (uint32_t s : branch_targets(f.blocks[at.at(last)].insts.back()))
         for (Instruction& i : f.blocks[at.at(s)].insts) {
-          if (i.opcode != op::Phi) break;
+          if (i.opcode != spv::OpPhi) break;
           for (size_t w = 4; w < i.size(); w += 2)
             if (i.words[w] == original) i.words[w] = last;
         }
@@ -602,16 +590,16 @@ class Pass {
     auto load_flag = [&]() {
       if (!flag) {
         flag = fresh();
-        cur.insts.push_back(make_instruction(opx::Load, bool_type(), flag, {thrown_}));
+        cur.insts.push_back(make_instruction(spv::OpLoad, bool_type(), flag, {thrown_}));
       }
       return flag;
     };
     size_t k = 0;
-    while (k < b.insts.size() && b.insts[k].opcode == op::Phi) cur.insts.push_back(std::move(b.insts[k++]));
-    while (k < b.insts.size() && b.insts[k].opcode == op::Variable) cur.insts.push_back(std::move(b.insts[k++]));
+    while (k < b.insts.size() && b.insts[k].opcode == spv::OpPhi) cur.insts.push_back(std::move(b.insts[k++]));
+    while (k < b.insts.size() && b.insts[k].opcode == spv::OpVariable) cur.insts.push_back(std::move(b.insts[k++]));
     for (; k < b.insts.size(); ++k) {
       Instruction i = std::move(b.insts[k]);
-      if (i.opcode == opx::Store && i.size() >= 3 && i.words[1] == thrown_) {
+      if (i.opcode == spv::OpStore && i.size() >= 3 && i.words[1] == thrown_) {
         cur.insts.push_back(std::move(i));
         flag = 0;  // the flag changed
         continue;
@@ -619,22 +607,22 @@ class Pass {
       if (needs_skip(i)) {
         // [.. %f = load flag; br %f join do] [do: i; br join] [join: %r = phi (zero, cur) (i, do); ..]
         const uint32_t f = load_flag(), run = fresh(), join = fresh();
-        Instruction br = make_instruction(op::BranchConditional, 0, 0, {f, join, run});
+        Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {f, join, run});
         add_operand(br, 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);
         add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);
         cur.insts.push_back(std::move(br));
         const uint32_t head = cur.id();
         out.push_back(std::move(cur));
-        Block d{make_instruction(op::Label, 0, run, {}), {}};
+        Block d{make_instruction(spv::OpLabel, 0, run, {}), {}};
         const uint32_t result = i.result_id, type = i.type_id;
         const bool value = result && type && !is_void(type);
         if (value) set_result(i, fresh());
         const uint32_t produced = i.result_id;
         d.insts.push_back(std::move(i));
-        d.insts.push_back(make_instruction(op::Branch, 0, 0, {join}));
+        d.insts.push_back(make_instruction(spv::OpBranch, 0, 0, {join}));
         out.push_back(std::move(d));
-        cur = Block{make_instruction(op::Label, 0, join, {}), {}};
-        if (value) cur.insts.push_back(make_instruction(op::Phi, type, result, {zero_value(type), head, produced, run}));
+        cur = Block{make_instruction(spv::OpLabel, 0, join, {}), {}};
+        if (value) cur.insts.push_back(make_instruction(spv::OpPhi, type, result, {zero_value(type), head, produced, run}));
         flag = 0;
         continue;
       }
@@ -647,22 +635,22 @@ class Pass {
 
   bool is_void(uint32_t type) const {
     const Instruction* d = def(type);
-    return d && d->opcode == 19;
+    return d && d->opcode == spv::OpTypeVoid;
   }
 
   // What a thrower does not run at all.
   bool needs_skip(const Instruction& i) const {
-    if (i.opcode == op::FunctionCall) {
+    if (i.opcode == spv::OpFunctionCall) {
       const uint32_t callee = i.word(3);
       if (zex_.count(callee)) return true;                // zex's entry points: no second count
       if (fn_index_.count(callee)) return !barrier_fns_.count(callee);  // its own work
       return false;  // an import of another library: it may hold a barrier
     }
-    if (i.opcode == opx::CopyMemory || i.opcode == opx::CopyMemorySized) return true;
-    if (i.opcode == op::ExtInst && !i.debug) {
+    if (i.opcode == spv::OpCopyMemory || i.opcode == spv::OpCopyMemorySized) return true;
+    if (i.opcode == spv::OpExtInst && !i.debug) {
       for (uint32_t u : i.used_ids()) {
         const uint32_t s = storage_of(type_of(u));
-        if (s != UINT32_MAX && s != kFunction) return true;  // vload/vstore/prefetch/printf & co.
+        if (s != UINT32_MAX && s != spv::StorageClassFunction) return true;  // vload/vstore/prefetch/printf & co.
       }
     }
     return false;
@@ -672,9 +660,9 @@ class Pass {
   void redirect(Instruction& i, Insts& before, const std::function<uint32_t()>& load_flag) {
     size_t word = 0;
     bool write = false;
-    if (i.opcode == opx::Load) word = 3;
-    else if (i.opcode == opx::Store) word = 1, write = true;
-    else if (i.opcode == opx::AtomicStore || i.opcode == opx::AtomicFlagClear) word = 1, write = true;
+    if (i.opcode == spv::OpLoad) word = 3;
+    else if (i.opcode == spv::OpStore) word = 1, write = true;
+    else if (i.opcode == spv::OpAtomicStore || i.opcode == spv::OpAtomicFlagClear) word = 1, write = true;
     else if (is_atomic_on_pointer(i.opcode)) word = 3, write = true;
     else return;
     if (i.size() <= word) return;
@@ -683,21 +671,21 @@ class Pass {
     const uint32_t ptype = type_of(ptr);
     const uint32_t sc = storage_of(ptype);
     uint32_t scratch_sc;
-    if (sc == kCrossWorkgroup || sc == kGeneric) scratch_sc = kCrossWorkgroup;
-    else if (sc == kUniformConstant && !write) scratch_sc = kUniformConstant;
-    else if (sc == kWorkgroup && write) scratch_sc = kWorkgroup;
+    if (sc == spv::StorageClassCrossWorkgroup || sc == spv::StorageClassGeneric) scratch_sc = spv::StorageClassCrossWorkgroup;
+    else if (sc == spv::StorageClassUniformConstant && !write) scratch_sc = spv::StorageClassUniformConstant;
+    else if (sc == spv::StorageClassWorkgroup && write) scratch_sc = spv::StorageClassWorkgroup;
     else return;  // private memory, and reads of __local memory, stay as they are
     const uint32_t var = scratch(scratch_sc, write);
     uint32_t p = var;
-    if (sc == kGeneric) {
+    if (sc == spv::StorageClassGeneric) {
       const uint32_t g = fresh();
-      before.push_back(make_instruction(opx::PtrCastToGeneric, pointer_type(kGeneric, scratch_array()), g, {var}));
+      before.push_back(make_instruction(spv::OpPtrCastToGeneric, pointer_type(spv::StorageClassGeneric, scratch_array()), g, {var}));
       p = g;
     }
     const uint32_t cast = fresh();
-    before.push_back(make_instruction(opx::Bitcast, ptype, cast, {p}));
+    before.push_back(make_instruction(spv::OpBitcast, ptype, cast, {p}));
     const uint32_t sel = fresh();
-    before.push_back(make_instruction(opx::Select, ptype, sel, {load_flag(), cast, ptr}));
+    before.push_back(make_instruction(spv::OpSelect, ptype, sel, {load_flag(), cast, ptr}));
     local_types_[sel] = ptype;
     i.words[word] = sel;
   }
@@ -708,7 +696,7 @@ class Pass {
 
   uint32_t find_global(uint16_t opcode, uint32_t type, const std::vector<uint32_t>& rest) {
     for (const Instruction& i : m_.insts) {
-      if (i.opcode == op::Function) break;
+      if (i.opcode == spv::OpFunction) break;
       if (i.opcode == opcode && i.type_id == type && std::vector<uint32_t>(i.words.begin() + (type ? 3 : 2), i.words.end()) == rest)
         return i.result_id;
     }
@@ -723,68 +711,68 @@ class Pass {
     return id;
   }
   uint32_t bool_type() {
-    if (uint32_t t = find_global(opx::TypeBool, 0, {})) return t;
-    return add_global(make_instruction(opx::TypeBool, 0, fresh(), {}));
+    if (uint32_t t = find_global(spv::OpTypeBool, 0, {})) return t;
+    return add_global(make_instruction(spv::OpTypeBool, 0, fresh(), {}));
   }
   uint32_t int_type(uint32_t width) {
-    if (uint32_t t = find_global(opx::TypeInt, 0, {width, 0})) return t;
-    Instruction i = make_instruction(opx::TypeInt, 0, fresh(), {});
+    if (uint32_t t = find_global(spv::OpTypeInt, 0, {width, 0})) return t;
+    Instruction i = make_instruction(spv::OpTypeInt, 0, fresh(), {});
     add_operand(i, width, SPV_OPERAND_TYPE_LITERAL_INTEGER);
     add_operand(i, 0, SPV_OPERAND_TYPE_LITERAL_INTEGER);
     return add_global(std::move(i));
   }
   uint32_t pointer_type(uint32_t sc, uint32_t pointee) {
-    if (uint32_t t = find_global(opx::TypePointer, 0, {sc, pointee})) return t;
-    Instruction i = make_instruction(opx::TypePointer, 0, fresh(), {});
+    if (uint32_t t = find_global(spv::OpTypePointer, 0, {sc, pointee})) return t;
+    Instruction i = make_instruction(spv::OpTypePointer, 0, fresh(), {});
     add_operand(i, sc, SPV_OPERAND_TYPE_STORAGE_CLASS);
     add_operand(i, pointee, SPV_OPERAND_TYPE_ID);
     return add_global(std::move(i));
   }
   uint32_t bool_constant(bool v) {
     const uint32_t t = bool_type();
-    const uint16_t o = v ? opx::ConstantTrue : opx::ConstantFalse;
+    const uint16_t o = v ? spv::OpConstantTrue : spv::OpConstantFalse;
     if (uint32_t c = find_global(o, t, {})) return c;
     return add_global(make_instruction(o, t, fresh(), {}));
   }
   uint32_t uint_constant(uint32_t v) {
     const uint32_t u32 = int_type(32);
-    if (uint32_t c = find_global(opx::Constant, u32, {v})) return c;
-    Instruction c = make_instruction(opx::Constant, u32, fresh(), {});
+    if (uint32_t c = find_global(spv::OpConstant, u32, {v})) return c;
+    Instruction c = make_instruction(spv::OpConstant, u32, fresh(), {});
     add_operand(c, v, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER);
     return add_global(std::move(c));
   }
   uint32_t null_constant(uint32_t type) {
-    if (uint32_t c = find_global(opx::ConstantNull, type, {})) return c;
-    return add_global(make_instruction(opx::ConstantNull, type, fresh(), {}));
+    if (uint32_t c = find_global(spv::OpConstantNull, type, {})) return c;
+    return add_global(make_instruction(spv::OpConstantNull, type, fresh(), {}));
   }
   // The value of a skipped call: zero. llvm-spirv-15 takes OpConstantNull only of composites and
   // pointers, so scalars get OpConstant 0 / false, and what is neither an OpUndef.
   uint32_t zero_value(uint32_t type) {
     const Instruction* t = def(type);
     if (!t) return null_constant(type);
-    if (t->opcode == opx::TypeBool) return bool_constant(false);
-    if (t->opcode == opx::TypeInt || t->opcode == 22 /* OpTypeFloat */) {
+    if (t->opcode == spv::OpTypeBool) return bool_constant(false);
+    if (t->opcode == spv::OpTypeInt || t->opcode == spv::OpTypeFloat) {
       const uint32_t width = t->word(2);
       std::vector<uint32_t> lits(width > 32 ? 2 : 1, 0);
-      if (uint32_t c = find_global(opx::Constant, type, lits)) return c;
-      Instruction c = make_instruction(opx::Constant, type, fresh(), {});
+      if (uint32_t c = find_global(spv::OpConstant, type, lits)) return c;
+      Instruction c = make_instruction(spv::OpConstant, type, fresh(), {});
       c.words.insert(c.words.end(), lits.begin(), lits.end());
       c.operands.push_back({SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER, 3, static_cast<uint16_t>(lits.size())});
       c.fix_word_count();
       return add_global(std::move(c));
     }
-    if (t->opcode == 30 /* OpTypeStruct */ || t->opcode == opx::TypeArray || t->opcode == opx::TypePointer)
+    if (t->opcode == spv::OpTypeStruct || t->opcode == spv::OpTypeArray || t->opcode == spv::OpTypePointer)
       return null_constant(type);
-    if (uint32_t u = find_global(1 /* OpUndef */, type, {})) return u;
-    return add_global(make_instruction(1 /* OpUndef */, type, fresh(), {}));
+    if (uint32_t u = find_global(spv::OpUndef, type, {})) return u;
+    return add_global(make_instruction(spv::OpUndef, type, fresh(), {}));
   }
   uint32_t scratch_array() {
     if (scratch_array_) return scratch_array_;
     const uint32_t n = uint_constant(kScratchWords);
-    return scratch_array_ = add_global(make_instruction(opx::TypeArray, 0, fresh(), {int_type(64), n}));
+    return scratch_array_ = add_global(make_instruction(spv::OpTypeArray, 0, fresh(), {int_type(64), n}));
   }
   Instruction make_variable(uint32_t ptype, uint32_t id, uint32_t sc, uint32_t init = 0) {
-    Instruction v = make_instruction(op::Variable, ptype, id, {});
+    Instruction v = make_instruction(spv::OpVariable, ptype, id, {});
     add_operand(v, sc, SPV_OPERAND_TYPE_STORAGE_CLASS);
     if (init) add_operand(v, init, SPV_OPERAND_TYPE_ID);
     return v;
@@ -797,7 +785,7 @@ class Pass {
     const uint32_t pt = pointer_type(sc, arr);
     v = fresh();
     // __local memory has no initializer; the others start as zeros.
-    add_global(make_variable(pt, v, sc, sc == kWorkgroup ? 0 : null_constant(arr)));
+    add_global(make_variable(pt, v, sc, sc == spv::StorageClassWorkgroup ? 0 : null_constant(arr)));
     scratch_vars_.push_back(v);
     return v;
   }
@@ -814,11 +802,11 @@ class Pass {
     bool placed = false;
     for (size_t k = 0; k < m_.insts.size(); ++k) {
       Instruction i = m_.insts[k];
-      if (i.opcode == op::Function && !placed) {
+      if (i.opcode == spv::OpFunction && !placed) {
         out.insert(out.end(), globals_.begin(), globals_.end());
         placed = true;
       }
-      if (i.opcode == op::EntryPoint && m_.header[1] >= 0x00010400u) {
+      if (i.opcode == spv::OpEntryPoint && m_.header[1] >= 0x00010400u) {
         // SPIR-V 1.4+: every module-scope variable a kernel uses is in its interface.
         for (uint32_t v : scratch_vars_) add_operand(i, v, SPV_OPERAND_TYPE_ID);
       }

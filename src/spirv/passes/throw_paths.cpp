@@ -29,6 +29,8 @@
 
 #include <zex/abi.h>
 
+#include <spirv/unified1/OpenCLDebugInfo100.h>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -43,18 +45,6 @@ namespace {
 
 using Insts = std::vector<Instruction>;
 
-namespace opx {
-constexpr uint16_t String = 7, TypeVoid = 19, TypeBool = 20, TypeInt = 21, TypeStruct = 30, TypeFunction = 33,
-                   ConstantTrue = 41, ConstantFalse = 42, Constant = 43, ConstantComposite = 44, ConstantNull = 46,
-                   SpecConstant = 50, SpecConstantOp = 52, AccessChain = 65, InBoundsAccessChain = 66, PtrAccessChain = 67,
-                   InBoundsPtrAccessChain = 70, CompositeConstruct = 80, Select = 169, CompositeExtract = 81, CompositeInsert = 82, CopyObject = 83,
-                   IAdd = 128, PtrCastToGeneric = 121, Bitcast = 124;
-}  // namespace opx
-
-// OpenCL.DebugInfo.100 instruction numbers.
-constexpr uint32_t kDebugFunction = 20, kDebugLexicalBlock = 21, kDebugLexicalBlockDiscriminator = 22,
-                   kDebugScope = 23, kDebugNoScope = 24, kDebugInlinedAt = 25, kDebugSource = 35;
-constexpr uint32_t kDecorationSpecId = 1, kDecorationFuncParamAttr = 38, kFuncParamAttrSret = 3;
 
 // More ids than this in one module and the numbering is dropped (the flags stay): paths multiply
 // through shared helpers, and the host keeps one table entry per path.
@@ -132,10 +122,10 @@ class Pass {
     for (size_t k = 0; k < m_.insts.size(); ++k) {
       const Instruction& i = m_.insts[k];
       if (i.result_id) def_[i.result_id] = k;
-      if (i.opcode == op::ExtInstImport && i.string_at(2) == "OpenCL.DebugInfo.100") debug_set_ = i.result_id;
-      if (i.opcode == opx::String) strings_[i.result_id] = i.string_at(2);
-      if (i.opcode == op::Name && !renamed_.count(i.word(1))) names_.emplace(i.word(1), i.string_at(2));
-      if (i.opcode == op::EntryPoint) entries_.insert(i.word(2));
+      if (i.opcode == spv::OpExtInstImport && i.string_at(2) == "OpenCL.DebugInfo.100") debug_set_ = i.result_id;
+      if (i.opcode == spv::OpString) strings_[i.result_id] = i.string_at(2);
+      if (i.opcode == spv::OpName && !renamed_.count(i.word(1))) names_.emplace(i.word(1), i.string_at(2));
+      if (i.opcode == spv::OpEntryPoint) entries_.insert(i.word(2));
     }
   }
   const Instruction* def(uint32_t id) const {
@@ -143,19 +133,19 @@ class Pass {
     return d == def_.end() ? nullptr : &m_.insts[d->second];
   }
   bool is_debug(const Instruction& i, uint32_t which) const {
-    return i.opcode == op::ExtInst && debug_set_ && i.word(3) == debug_set_ && i.word(4) == which;
+    return i.opcode == spv::OpExtInst && debug_set_ && i.word(3) == debug_set_ && i.word(4) == which;
   }
 
   bool collect_functions() {
     for (size_t k = 0; k < m_.insts.size(); ++k) {
-      if (m_.insts[k].opcode != op::Function) continue;
+      if (m_.insts[k].opcode != spv::OpFunction) continue;
       Function f;
       f.id = m_.insts[k].result_id;
       f.first = k;
       size_t j = k + 1;
-      for (; j < m_.insts.size() && m_.insts[j].opcode != op::FunctionEnd; ++j) {
+      for (; j < m_.insts.size() && m_.insts[j].opcode != spv::OpFunctionEnd; ++j) {
         const Instruction& i = m_.insts[j];
-        if (i.opcode == op::Label)
+        if (i.opcode == spv::OpLabel)
           f.blocks.push_back({i, {}});
         else if (f.blocks.empty())
           f.head.push_back(i);
@@ -178,19 +168,19 @@ class Pass {
         for (size_t k = 0; k < f.blocks[b].insts.size(); ++k) {
           const Instruction& i = f.blocks[b].insts[k];
           for (const Instruction& a : i.annotations) {
-            if (a.opcode == op::Line) {
+            if (a.opcode == spv::OpLine) {
               loc.file = a.word(1);
               loc.line = a.word(2);
-            } else if (a.opcode == op::NoLine) {
+            } else if (a.opcode == spv::OpNoLine) {
               loc.file = loc.line = 0;
-            } else if (is_debug(a, kDebugScope)) {
+            } else if (is_debug(a, OpenCLDebugInfo100DebugScope)) {
               loc.scope = a.word(5);
               loc.inlined = a.size() > 6 ? a.word(6) : 0;
-            } else if (is_debug(a, kDebugNoScope)) {
+            } else if (is_debug(a, OpenCLDebugInfo100DebugNoScope)) {
               loc.scope = loc.inlined = 0;
             }
           }
-          if (i.opcode != op::FunctionCall) continue;
+          if (i.opcode != spv::OpFunctionCall) continue;
           const uint32_t callee = i.word(3);
           if (entries_.count(callee)) return false;  // a kernel called as a function
           if (fn_index_.count(callee) || throw_entry_.count(callee)) f.calls.push_back({b, k, callee, loc});
@@ -199,7 +189,7 @@ class Pass {
       // llvm-spirv-15 writes each kernel as a function and an entry point that only calls it.
       if (f.entry && f.blocks.size() == 1 && f.calls.size() == 1 && fn_index_.count(f.calls[0].callee)) {
         size_t real = 0;
-        for (const Instruction& i : f.blocks[0].insts) real += i.opcode != op::Line && i.opcode != op::NoLine;
+        for (const Instruction& i : f.blocks[0].insts) real += i.opcode != spv::OpLine && i.opcode != spv::OpNoLine;
         f.wrapper = real == 2;
       }
     }
@@ -259,7 +249,7 @@ class Pass {
   // ---- strings and frames ----
   bool constant_u32(uint32_t id, uint32_t* v) const {
     const Instruction* c = def(id);
-    if (!c || c->opcode != opx::Constant || c->size() != 4) return false;
+    if (!c || c->opcode != spv::OpConstant || c->size() != 4) return false;
     *v = c->word(3);
     return true;
   }
@@ -268,13 +258,13 @@ class Pass {
     const Instruction* i = def(id);
     if (!i || depth > 8) return false;
     switch (i->opcode) {
-      case opx::AccessChain: case opx::InBoundsAccessChain: case opx::PtrAccessChain:
-      case opx::InBoundsPtrAccessChain:
+      case spv::OpAccessChain: case spv::OpInBoundsAccessChain: case spv::OpPtrAccessChain:
+      case spv::OpInBoundsPtrAccessChain:
         for (size_t k = 4; k < i->size(); ++k) {
           uint32_t v = 1;
           if (!constant_u32(i->word(k), &v)) {
             const Instruction* c = def(i->word(k));
-            if (!c || !(c->opcode == opx::ConstantNull || (c->opcode == opx::Constant && c->size() == 5 &&
+            if (!c || !(c->opcode == spv::OpConstantNull || (c->opcode == spv::OpConstant && c->size() == 5 &&
                                                            c->word(3) == 0 && c->word(4) == 0)))
               return false;
             v = 0;
@@ -282,15 +272,15 @@ class Pass {
           if (v != 0) return false;
         }
         return string_of(i->word(3), out, depth + 1);
-      case opx::Bitcast: case opx::PtrCastToGeneric: case opx::CopyObject:
+      case spv::OpBitcast: case spv::OpPtrCastToGeneric: case spv::OpCopyObject:
         return string_of(i->word(3), out, depth + 1);
-      case opx::SpecConstantOp:
-        if (i->word(3) == opx::InBoundsPtrAccessChain || i->word(3) == opx::PtrAccessChain ||
-            i->word(3) == opx::AccessChain || i->word(3) == opx::InBoundsAccessChain || i->word(3) == opx::Bitcast ||
-            i->word(3) == opx::PtrCastToGeneric)
+      case spv::OpSpecConstantOp:
+        if (i->word(3) == spv::OpInBoundsPtrAccessChain || i->word(3) == spv::OpPtrAccessChain ||
+            i->word(3) == spv::OpAccessChain || i->word(3) == spv::OpInBoundsAccessChain || i->word(3) == spv::OpBitcast ||
+            i->word(3) == spv::OpPtrCastToGeneric)
           return string_of(i->word(4), out, depth + 1);
         return false;
-      case op::Variable:
+      case spv::OpVariable:
         return i->size() >= 5 && bytes_of(i->word(4), out, depth + 1);
       default:
         return false;
@@ -299,18 +289,18 @@ class Pass {
   bool bytes_of(uint32_t id, std::string* out, int depth) const {
     const Instruction* c = def(id);
     if (!c || depth > 8) return false;
-    if (c->opcode == opx::ConstantNull) {
+    if (c->opcode == spv::OpConstantNull) {
       out->clear();
       return true;
     }
-    if (c->opcode != opx::ConstantComposite) return false;
+    if (c->opcode != spv::OpConstantComposite) return false;
     const Instruction* first = c->size() > 3 ? def(c->word(3)) : nullptr;
-    if (first && first->opcode == opx::ConstantComposite && c->size() == 4) return bytes_of(c->word(3), out, depth + 1);
+    if (first && first->opcode == spv::OpConstantComposite && c->size() == 4) return bytes_of(c->word(3), out, depth + 1);
     std::string s;
     for (size_t k = 3; k < c->size(); ++k) {
       const Instruction* b = def(c->word(k));
       uint32_t v = 0;
-      if (b && b->opcode == opx::ConstantNull) v = 0;
+      if (b && b->opcode == spv::OpConstantNull) v = 0;
       else if (!constant_u32(c->word(k), &v)) return false;
       if ((v & 0xff) == 0) break;
       s += static_cast<char>(v & 0xff);
@@ -328,9 +318,9 @@ class Pass {
     for (int d = 0; d < 64 && scope; ++d) {
       const Instruction* s = def(scope);
       if (!s) return 0;
-      if (is_debug(*s, kDebugFunction)) return scope;
-      if (is_debug(*s, kDebugLexicalBlock)) scope = s->word(8);
-      else if (is_debug(*s, kDebugLexicalBlockDiscriminator)) scope = s->word(7);
+      if (is_debug(*s, OpenCLDebugInfo100DebugFunction)) return scope;
+      if (is_debug(*s, OpenCLDebugInfo100DebugLexicalBlock)) scope = s->word(8);
+      else if (is_debug(*s, OpenCLDebugInfo100DebugLexicalBlockDiscriminator)) scope = s->word(7);
       else return 0;
     }
     return 0;
@@ -345,11 +335,11 @@ class Pass {
   }
   std::string scope_file(uint32_t scope) const {
     const Instruction* s = def(scope);
-    if (!s || !(is_debug(*s, kDebugFunction) || is_debug(*s, kDebugLexicalBlock) ||
-                is_debug(*s, kDebugLexicalBlockDiscriminator)))
+    if (!s || !(is_debug(*s, OpenCLDebugInfo100DebugFunction) || is_debug(*s, OpenCLDebugInfo100DebugLexicalBlock) ||
+                is_debug(*s, OpenCLDebugInfo100DebugLexicalBlockDiscriminator)))
       return {};
-    const Instruction* src = def(is_debug(*s, kDebugFunction) ? s->word(7) : s->word(5));
-    if (!src || !is_debug(*src, kDebugSource)) return {};
+    const Instruction* src = def(is_debug(*s, OpenCLDebugInfo100DebugFunction) ? s->word(7) : s->word(5));
+    if (!src || !is_debug(*src, OpenCLDebugInfo100DebugSource)) return {};
     auto f = strings_.find(src->word(5));
     return f == strings_.end() ? std::string() : f->second;
   }
@@ -357,7 +347,7 @@ class Pass {
   void inlined_frames(uint32_t inlined, uint32_t fn, std::vector<Frame>& out) const {
     for (int d = 0; d < 256 && inlined; ++d) {
       const Instruction* ia = def(inlined);
-      if (!ia || !is_debug(*ia, kDebugInlinedAt) || ia->size() < 7) return;
+      if (!ia || !is_debug(*ia, OpenCLDebugInfo100DebugInlinedAt) || ia->size() < 7) return;
       Frame f;
       f.function = scope_function_name(ia->word(6), fn);
       f.file = scope_file(ia->word(6));
@@ -418,7 +408,7 @@ class Pass {
     if (i.size() != 14) return false;  // zex, name, reason, count, kind, a, b, function, file, line
     auto phi = [&](uint32_t id) -> const Instruction* {
       for (const Instruction& p : b.insts)
-        if (p.opcode != op::Phi) break;
+        if (p.opcode != spv::OpPhi) break;
         else if (p.result_id == id) return &p;
       return nullptr;
     };
@@ -428,7 +418,7 @@ class Pass {
         if (out->cond) return false;
         if (out->preds.empty())
           for (size_t k = 4; k < p->size(); k += 2) out->preds.push_back(p->word(k));
-      } else if (d && d->opcode == opx::Select && d->size() == 6) {
+      } else if (d && d->opcode == spv::OpSelect && d->size() == 6) {
         if (!out->preds.empty() || (out->cond && out->cond != d->word(3))) return false;
         out->cond = d->word(3);
       }
@@ -445,7 +435,7 @@ class Pass {
           return 0;
         }
         const Instruction* d = def(v);
-        if (out->cond && d && d->opcode == opx::Select && d->size() == 6) return d->word(k == 0 ? 4 : 5);
+        if (out->cond && d && d->opcode == spv::OpSelect && d->size() == 6) return d->word(k == 0 ? 4 : 5);
         return v;
       };
       detail::ThrowSite site;
@@ -582,15 +572,15 @@ class Pass {
     t.words.insert(t.words.end(), operands.begin(), operands.end());
     t.operands.push_back({SPV_OPERAND_TYPE_RESULT_ID, 1, 1});
     for (size_t k = 2; k < t.words.size(); ++k)
-      t.operands.push_back({opcode == opx::TypeInt ? static_cast<uint32_t>(SPV_OPERAND_TYPE_LITERAL_INTEGER)
+      t.operands.push_back({opcode == spv::OpTypeInt ? static_cast<uint32_t>(SPV_OPERAND_TYPE_LITERAL_INTEGER)
                                                    : static_cast<uint32_t>(SPV_OPERAND_TYPE_ID),
                             static_cast<uint16_t>(k), 1});
     t.fix_word_count();
     globals_.push_back(t);
     return found_[key] = t.result_id;
   }
-  uint32_t bool_type() { return find_type(opx::TypeBool, {}); }
-  uint32_t uint_type() { return find_type(opx::TypeInt, {32, 0}); }
+  uint32_t bool_type() { return find_type(spv::OpTypeBool, {}); }
+  uint32_t uint_type() { return find_type(spv::OpTypeInt, {32, 0}); }
   uint32_t find_constant(uint16_t opcode, uint32_t type, const std::vector<uint32_t>& literals, bool ids) {
     std::vector<uint32_t> key{1, opcode, type};
     key.insert(key.end(), literals.begin(), literals.end());
@@ -606,7 +596,7 @@ class Pass {
     if (!indexed_) {
       indexed_ = true;
       for (const Instruction& i : m_.insts) {
-        if (i.opcode == op::Function) break;
+        if (i.opcode == spv::OpFunction) break;
         if (!i.result_id) continue;
         std::vector<uint32_t> k{i.type_id ? 1u : 0u, i.opcode};
         if (i.type_id) k.push_back(i.type_id);
@@ -617,8 +607,8 @@ class Pass {
     auto it = found_.find(key);
     return it == found_.end() ? 0 : it->second;
   }
-  uint32_t bool_constant(bool v) { return find_constant(v ? opx::ConstantTrue : opx::ConstantFalse, bool_type(), {}, true); }
-  uint32_t uint_constant(uint32_t v) { return find_constant(opx::Constant, uint_type(), {v}, false); }
+  uint32_t bool_constant(bool v) { return find_constant(v ? spv::OpConstantTrue : spv::OpConstantFalse, bool_type(), {}, true); }
+  uint32_t uint_constant(uint32_t v) { return find_constant(spv::OpConstant, uint_type(), {v}, false); }
 
   // What a may-throw function returns instead of `ret`: bool, or {ret, bool}.
   struct Flagged {
@@ -634,19 +624,19 @@ class Pass {
     if (f != flagged_.end()) return f->second;
     Flagged r;
     const Instruction* t = def(ret);
-    if (t && t->opcode == opx::TypeVoid) {
+    if (t && t->opcode == spv::OpTypeVoid) {
       r.type = bool_type();
       r.thrown = bool_constant(true);
       r.not_thrown = bool_constant(false);
     } else {
       r.wrapped = true;
-      r.type = find_type(opx::TypeStruct, {ret, bool_type()});
+      r.type = find_type(spv::OpTypeStruct, {ret, bool_type()});
       const uint32_t null = 0;
       // Built where it is returned, by OpCompositeInsert into the null {ret, false}: llvm-spirv-15's
       // reverse translation (zex-cpu's front end) takes OpCompositeConstruct of a struct and
       // OpConstantComposite with a bool member for constants and crashes on them.
       (void)null;
-      r.null_value = find_constant(opx::ConstantNull, r.type, {}, true);
+      r.null_value = find_constant(spv::OpConstantNull, r.type, {}, true);
       r.thrown = 0;
     }
     return flagged_[ret] = r;
@@ -662,16 +652,16 @@ class Pass {
       const Instruction& fi = m_.insts[f.first];
       const Instruction* ft = def(fi.word(4));
       size_t params = 0;
-      for (const Instruction& p : f.head) params += p.opcode == op::FunctionParameter;
-      if (!ft || ft->opcode != opx::TypeFunction || ft->size() != 3 + params || ft->word(2) != fi.type_id)
+      for (const Instruction& p : f.head) params += p.opcode == spv::OpFunctionParameter;
+      if (!ft || ft->opcode != spv::OpTypeFunction || ft->size() != 3 + params || ft->word(2) != fi.type_id)
         throw std::invalid_argument("number_throw_paths: function %" + std::to_string(f.id) + " does not match its type");
       std::vector<uint32_t> ops(ft->words.begin() + 2, ft->words.end());
       ops[0] = flagged(fi.type_id).type;
       if (f.hidden) ops.push_back(uint_type());
-      new_fn_type_[f.id] = find_type(opx::TypeFunction, ops);
+      new_fn_type_[f.id] = find_type(spv::OpTypeFunction, ops);
       if (f.hidden) {
         f.base_param = fresh();
-        Instruction p = make_instruction(op::FunctionParameter, uint_type(), f.base_param, {});
+        Instruction p = make_instruction(spv::OpFunctionParameter, uint_type(), f.base_param, {});
         f.head.push_back(p);
       }
     }
@@ -688,10 +678,10 @@ class Pass {
     for (const Function& f : fns_)
       if (f.may_throw)
         for (const Instruction& p : f.head)
-          if (p.opcode == op::FunctionParameter) sret_params.insert(p.result_id);
+          if (p.opcode == spv::OpFunctionParameter) sret_params.insert(p.result_id);
     auto is_sret = [&](const Instruction& d) {
-      return d.opcode == op::Decorate && d.size() == 4 && d.word(2) == kDecorationFuncParamAttr &&
-             d.word(3) == kFuncParamAttrSret && sret_params.count(d.word(1));
+      return d.opcode == spv::OpDecorate && d.size() == 4 && d.word(2) == spv::DecorationFuncParamAttr &&
+             d.word(3) == spv::FunctionParameterAttributeSret && sret_params.count(d.word(1));
     };
 
     // Write back: function headers, bodies, new globals before the first function.
@@ -702,15 +692,15 @@ class Pass {
     for (size_t k = 0; k < m_.insts.size(); ++k) {
       Instruction i = m_.insts[k];
       if (is_sret(i)) continue;
-      if (i.opcode == op::Function && !placed) {
+      if (i.opcode == spv::OpFunction && !placed) {
         out.insert(out.end(), globals_.begin(), globals_.end());
         placed = true;
       }
-      if (i.opcode == op::Function && throw_site_decl_.size() && i.result_id == throw_decl_after_) {
+      if (i.opcode == spv::OpFunction && throw_site_decl_.size() && i.result_id == throw_decl_after_) {
         // zex_throw_site's declaration goes right after zex_throw's (declarations precede definitions).
         out.push_back(i);
         size_t j = k + 1;
-        for (; j < m_.insts.size() && m_.insts[j].opcode != op::FunctionEnd; ++j) out.push_back(m_.insts[j]);
+        for (; j < m_.insts.size() && m_.insts[j].opcode != spv::OpFunctionEnd; ++j) out.push_back(m_.insts[j]);
         out.push_back(m_.insts[j]);
         out.insert(out.end(), throw_site_decl_.begin(), throw_site_decl_.end());
         k = j;
@@ -741,7 +731,7 @@ class Pass {
       Insts named;
       named.reserve(out.size() + 1);
       for (Instruction& i : out) {
-        const bool linkage = i.opcode == op::Decorate && i.word(1) == throw_decl_after_ && i.size() >= 5 && i.words[2] == 41;
+        const bool linkage = i.opcode == spv::OpDecorate && i.word(1) == throw_decl_after_ && i.size() >= 5 && i.words[2] == spv::DecorationLinkageAttributes;
         Instruction d = linkage ? i : Instruction{};
         named.push_back(std::move(i));
         if (linkage) {
@@ -758,7 +748,7 @@ class Pass {
           }
           d.operands.push_back({SPV_OPERAND_TYPE_LITERAL_STRING, static_cast<uint16_t>(at),
                                 static_cast<uint16_t>(d.words.size() - at)});
-          d.words.push_back(1);  // Import
+          d.words.push_back(spv::LinkageTypeImport);
           d.operands.push_back({SPV_OPERAND_TYPE_LINKAGE_TYPE, static_cast<uint16_t>(d.words.size() - 1), 1});
           d.words[1] = throw_site_fn_;
           d.fix_word_count();
@@ -773,13 +763,13 @@ class Pass {
       size_t at = 0;
       for (size_t k = 0; k < out.size(); ++k) {
         const uint16_t o = out[k].opcode;
-        if (o == op::Decorate || o == op::MemberDecorate || o == op::DecorateId || o == op::DecorateString ||
-            o == op::Name || o == op::EntryPoint || o == 16 /* OpExecutionMode */ || o == 331 /* ExecutionModeId */ ||
-            o == 73 /* DecorationGroup */ || o == 74 || o == 75 || o == opx::String || o == 3 /* OpSource */ ||
-            o == op::ExtInstImport || o == 14 /* MemoryModel */ || o == 17 /* Capability */ || o == 10 /* Extension */ ||
-            o == 6 /* MemberName */ || o == 330 /* ModuleProcessed */)
+        if (o == spv::OpDecorate || o == spv::OpMemberDecorate || o == spv::OpDecorateId || o == spv::OpDecorateString ||
+            o == spv::OpName || o == spv::OpEntryPoint || o == spv::OpExecutionMode || o == spv::OpExecutionModeId ||
+            o == spv::OpDecorationGroup || o == spv::OpGroupDecorate || o == spv::OpGroupMemberDecorate || o == spv::OpString || o == spv::OpSource ||
+            o == spv::OpExtInstImport || o == spv::OpMemoryModel || o == spv::OpCapability || o == spv::OpExtension ||
+            o == spv::OpMemberName || o == spv::OpModuleProcessed)
           at = k + 1;
-        if (o == op::Function) break;
+        if (o == spv::OpFunction) break;
       }
       out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), decorations_.begin(), decorations_.end());
     }
@@ -800,11 +790,11 @@ class Pass {
     const Instruction* zf = def(zt);
     if (!zf) return;
     std::vector<uint32_t> ptypes;
-    for (size_t k = def_.at(zt) + 1; k < m_.insts.size() && m_.insts[k].opcode == op::FunctionParameter; ++k)
+    for (size_t k = def_.at(zt) + 1; k < m_.insts.size() && m_.insts[k].opcode == spv::OpFunctionParameter; ++k)
       ptypes.push_back(m_.insts[k].type_id);
     if (ptypes.size() != 10) return;
     // zex_throw_site(zex, site, a, b): the state as zex_throw takes it, uint, ulong, ulong.
-    const uint32_t ft = find_type(opx::TypeFunction, {zf->type_id, ptypes[0], ptypes[3], ptypes[5], ptypes[6]});
+    const uint32_t ft = find_type(spv::OpTypeFunction, {zf->type_id, ptypes[0], ptypes[3], ptypes[5], ptypes[6]});
     throw_site_fn_ = fresh();
     throw_decl_after_ = zt;
     throw_site_name_ = "zex_throw_site";
@@ -814,8 +804,8 @@ class Pass {
     fn.words[4] = ft;
     throw_site_decl_.push_back(fn);
     for (uint32_t t : {ptypes[0], ptypes[3], ptypes[5], ptypes[6]})
-      throw_site_decl_.push_back(make_instruction(op::FunctionParameter, t, fresh(), {}));
-    throw_site_decl_.push_back(make_instruction(op::FunctionEnd, 0, 0, {}));
+      throw_site_decl_.push_back(make_instruction(spv::OpFunctionParameter, t, fresh(), {}));
+    throw_site_decl_.push_back(make_instruction(spv::OpFunctionEnd, 0, 0, {}));
   }
 
   // The flag check and the zex_throw_site calls, in one function.
@@ -857,18 +847,18 @@ class Pass {
       auto k = at.find(label);
       if (k == at.end()) return false;
       for (const Instruction& i : f.blocks[k->second].insts)
-        if (i.opcode != op::Phi && i.opcode != op::Return) return false;
+        if (i.opcode != spv::OpPhi && i.opcode != spv::OpReturn) return false;
       return true;
     };
     auto drop_phi_edge = [&](uint32_t block, uint32_t pred) {
       auto k = at.find(block);
       if (k == at.end()) return;
       for (Instruction& i : f.blocks[k->second].insts) {
-        if (i.opcode != op::Phi) break;
+        if (i.opcode != spv::OpPhi) break;
         std::vector<uint32_t> keep;
         for (size_t w = 3; w + 1 < i.size(); w += 2)
           if (i.words[w + 1] != pred) keep.insert(keep.end(), {i.words[w], i.words[w + 1]});
-        Instruction n = make_instruction(op::Phi, i.type_id, i.result_id, keep);
+        Instruction n = make_instruction(spv::OpPhi, i.type_id, i.result_id, keep);
         n.annotations = std::move(i.annotations);
         i = std::move(n);
       }
@@ -876,8 +866,8 @@ class Pass {
     for (Block& b : f.blocks) {
       Instruction& t = b.insts.back();
       if (throwing.count(b.id())) {
-        if (helper && (t.opcode == op::Return || t.opcode == op::ReturnValue)) {
-          Instruction r = make_instruction(op::ReturnValue, 0, 0, {thrown_value(*fl, b.insts)});
+        if (helper && (t.opcode == spv::OpReturn || t.opcode == spv::OpReturnValue)) {
+          Instruction r = make_instruction(spv::OpReturnValue, 0, 0, {thrown_value(*fl, b.insts)});
           r.annotations = b.insts.back().annotations;
           b.insts.back() = std::move(r);
           continue;
@@ -888,16 +878,16 @@ class Pass {
           retarget(t, s, thrown_exit());
           drop_phi_edge(s, b.id());
         }
-      } else if (helper && t.opcode == op::Return) {
-        Instruction r = make_instruction(op::ReturnValue, 0, 0, {fl->not_thrown});
+      } else if (helper && t.opcode == spv::OpReturn) {
+        Instruction r = make_instruction(spv::OpReturnValue, 0, 0, {fl->not_thrown});
         r.annotations = t.annotations;
         t = std::move(r);
-      } else if (helper && t.opcode == op::ReturnValue) {
+      } else if (helper && t.opcode == spv::OpReturnValue) {
         const uint32_t s = fresh();
-        Instruction c = make_instruction(opx::CompositeInsert, fl->type, s, {t.word(1), fl->null_value});
+        Instruction c = make_instruction(spv::OpCompositeInsert, fl->type, s, {t.word(1), fl->null_value});
         add_operand(c, 0, SPV_OPERAND_TYPE_LITERAL_INTEGER);
         b.insts.insert(b.insts.end() - 1, std::move(c));
-        Instruction r = make_instruction(op::ReturnValue, 0, 0, {s});
+        Instruction r = make_instruction(spv::OpReturnValue, 0, 0, {s});
         r.annotations = b.insts.back().annotations;
         b.insts.back() = std::move(r);
       }
@@ -912,7 +902,7 @@ class Pass {
       if (!f.hidden) return site_id(static_cast<uint32_t>(f.base + offset), before);
       if (offset == 0) return f.base_param;
       const uint32_t s = fresh();
-      before.push_back(make_instruction(opx::IAdd, uint_type(), s, {uint_constant(static_cast<uint32_t>(offset)), f.base_param}));
+      before.push_back(make_instruction(spv::OpIAdd, uint_type(), s, {uint_constant(static_cast<uint32_t>(offset)), f.base_param}));
       return s;
     };
     // `rest` (the instructions that followed a call in `block`) becomes a block of its own, right
@@ -923,7 +913,7 @@ class Pass {
         auto k = std::find_if(f.blocks.begin(), f.blocks.end(), [&](const Block& x) { return x.id() == s; });
         if (k == f.blocks.end()) continue;
         for (Instruction& p : k->insts) {
-          if (p.opcode != op::Phi) break;
+          if (p.opcode != spv::OpPhi) break;
           for (size_t w = 4; w < p.size(); w += 2)
             if (p.words[w] == from) p.words[w] = rest.id();
         }
@@ -938,10 +928,10 @@ class Pass {
       // between the checks, zex_throw again). What follows moves to a block nothing reaches.
       if (completes_throw(call.callee) && call.index + 2 < f.blocks[call.block].insts.size()) {
         Block& b = f.blocks[call.block];
-        Block rest{make_instruction(op::Label, 0, fresh(), {}), {}};
+        Block rest{make_instruction(spv::OpLabel, 0, fresh(), {}), {}};
         rest.insts.assign(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index) + 1, b.insts.end());
         b.insts.erase(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index) + 1, b.insts.end());
-        b.insts.push_back(make_instruction(op::Branch, 0, 0, {thrown_exit()}));
+        b.insts.push_back(make_instruction(spv::OpBranch, 0, 0, {thrown_exit()}));
         place_rest(call.block, std::move(rest));
       }
       Block& b = f.blocks[call.block];
@@ -962,16 +952,16 @@ class Pass {
           };
           const uint32_t chosen = fresh();
           if (si.cond) {
-            before.push_back(make_instruction(opx::Select, uint_type(), chosen, {si.cond, offset(0), offset(1)}));
+            before.push_back(make_instruction(spv::OpSelect, uint_type(), chosen, {si.cond, offset(0), offset(1)}));
           } else {
             std::vector<uint32_t> ops;
             for (size_t k = 0; k < si.preds.size(); ++k) ops.insert(ops.end(), {offset(k), si.preds[k]});
-            new_phis[b.id()].push_back(make_instruction(op::Phi, uint_type(), chosen, ops));
+            new_phis[b.id()].push_back(make_instruction(spv::OpPhi, uint_type(), chosen, ops));
           }
           id = fresh();
-          before.push_back(make_instruction(opx::IAdd, uint_type(), id, {chosen, f.hidden ? f.base_param : site_base()}));
+          before.push_back(make_instruction(spv::OpIAdd, uint_type(), id, {chosen, f.hidden ? f.base_param : site_base()}));
         }
-        Instruction n = make_instruction(op::FunctionCall, i.type_id, i.result_id,
+        Instruction n = make_instruction(spv::OpFunctionCall, i.type_id, i.result_id,
                                          {throw_site_fn_, i.word(4), id, i.word(9), i.word(10)});
         n.annotations = std::move(i.annotations);
         i = std::move(n);
@@ -996,10 +986,10 @@ class Pass {
         const uint32_t value = i.result_id, whole = fresh();
         i.words[2] = i.result_id = whole;
         i.words[1] = i.type_id = cf.type;
-        after.push_back(make_instruction(opx::CompositeExtract, ret_of.at(callee.id), value, {whole}));
+        after.push_back(make_instruction(spv::OpCompositeExtract, ret_of.at(callee.id), value, {whole}));
         add_operand(after.back(), 0, SPV_OPERAND_TYPE_LITERAL_INTEGER);
         flag = fresh();
-        after.push_back(make_instruction(opx::CompositeExtract, bool_type(), flag, {whole}));
+        after.push_back(make_instruction(spv::OpCompositeExtract, bool_type(), flag, {whole}));
         add_operand(after.back(), 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);
       } else {
         i.words[1] = i.type_id = cf.type;
@@ -1012,11 +1002,11 @@ class Pass {
         continue;
       }
       // Split after the call: [.. call, extracts, branch flag ? thrown : rest], [rest].
-      Block rest{make_instruction(op::Label, 0, fresh(), {}), {}};
+      Block rest{make_instruction(spv::OpLabel, 0, fresh(), {}), {}};
       rest.insts.assign(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index) + 1, b.insts.end());
       b.insts.erase(b.insts.begin() + static_cast<std::ptrdiff_t>(call.index) + 1, b.insts.end());
       b.insts.insert(b.insts.end(), after.begin(), after.end());
-      Instruction br = make_instruction(op::BranchConditional, 0, 0, {flag, thrown_exit(), rest.id()});
+      Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {flag, thrown_exit(), rest.id()});
       add_operand(br, 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);     // branch weights: the throw is cold
       add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);
       b.insts.push_back(br);
@@ -1024,10 +1014,10 @@ class Pass {
       // The rest keeps the call's scope and line (they end with the block).
       if (!rest.insts.empty() && call.loc.scope && debug_set_) {
         bool own = false;
-        for (const Instruction& a : rest.insts[0].annotations) own = own || a.opcode == op::ExtInst;
+        for (const Instruction& a : rest.insts[0].annotations) own = own || a.opcode == spv::OpExtInst;
         if (!own) {
-          Instruction s = make_instruction(op::ExtInst, 0, fresh(), {});
-          s.words = {0, void_type(), s.result_id, debug_set_, kDebugScope, call.loc.scope};
+          Instruction s = make_instruction(spv::OpExtInst, 0, fresh(), {});
+          s.words = {0, void_type(), s.result_id, debug_set_, OpenCLDebugInfo100DebugScope, call.loc.scope};
           if (call.loc.inlined) s.words.push_back(call.loc.inlined);
           s.type_id = void_type();
           s.operands = {{SPV_OPERAND_TYPE_TYPE_ID, 1, 1}, {SPV_OPERAND_TYPE_RESULT_ID, 2, 1}, {SPV_OPERAND_TYPE_ID, 3, 1},
@@ -1048,20 +1038,20 @@ class Pass {
       for (Block& b : f.blocks)
         if (b.id() == label) b.insts.insert(b.insts.begin(), phis.begin(), phis.end());
     if (thrown_block) {
-      Block t{make_instruction(op::Label, 0, thrown_block, {}), {}};
+      Block t{make_instruction(spv::OpLabel, 0, thrown_block, {}), {}};
       if (helper) {
         Insts body;
         const uint32_t v = thrown_value(*fl, body);
         t.insts = std::move(body);
-        t.insts.push_back(make_instruction(op::ReturnValue, 0, 0, {v}));
+        t.insts.push_back(make_instruction(spv::OpReturnValue, 0, 0, {v}));
       } else {
-        t.insts.push_back(make_instruction(op::Return, 0, 0, {}));
+        t.insts.push_back(make_instruction(spv::OpReturn, 0, 0, {}));
       }
       f.blocks.push_back(std::move(t));
     }
   }
 
-  uint32_t void_type() { return find_type(opx::TypeVoid, {}); }
+  uint32_t void_type() { return find_type(spv::OpTypeVoid, {}); }
 
   // The process-unique form of path id k: `OpIAdd %uint %k %site_base` before the call, %site_base the
   // spec constant ZEX_SPEC_ID_SITE_BASE (default 0), which zex::Module sets so that ids are unique in
@@ -1071,17 +1061,17 @@ class Pass {
   uint32_t site_base_ = 0;
   uint32_t site_id(uint32_t k, Insts& before) {
     const uint32_t id = fresh();
-    before.push_back(make_instruction(opx::IAdd, uint_type(), id, {uint_constant(k), site_base()}));
+    before.push_back(make_instruction(spv::OpIAdd, uint_type(), id, {uint_constant(k), site_base()}));
     return id;
   }
   uint32_t site_base() {
     if (!site_base_) {
       site_base_ = fresh();
-      Instruction b = make_instruction(opx::SpecConstant, uint_type(), site_base_, {});
+      Instruction b = make_instruction(spv::OpSpecConstant, uint_type(), site_base_, {});
       add_operand(b, 0, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER);
       globals_.push_back(b);
-      Instruction d = make_instruction(op::Decorate, 0, 0, {site_base_});
-      add_operand(d, kDecorationSpecId, SPV_OPERAND_TYPE_DECORATION);
+      Instruction d = make_instruction(spv::OpDecorate, 0, 0, {site_base_});
+      add_operand(d, spv::DecorationSpecId, SPV_OPERAND_TYPE_DECORATION);
       add_operand(d, ZEX_SPEC_ID_SITE_BASE, SPV_OPERAND_TYPE_LITERAL_INTEGER);
       decorations_.push_back(d);
     }
@@ -1093,7 +1083,7 @@ class Pass {
   uint32_t thrown_value(const Flagged& fl, Insts& insts) {
     if (!fl.wrapped) return fl.thrown;
     const uint32_t v = fresh();
-    Instruction c = make_instruction(opx::CompositeInsert, fl.type, v, {bool_constant(true), fl.null_value});
+    Instruction c = make_instruction(spv::OpCompositeInsert, fl.type, v, {bool_constant(true), fl.null_value});
     add_operand(c, 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);
     insts.insert(insts.empty() ? insts.end() : insts.end() - 1, std::move(c));
     return v;
