@@ -65,12 +65,12 @@ bool is_barrier_like(uint16_t o) {
 
 class Pass {
  public:
-  explicit Pass(Module& m) : m_(m), next_(m.header[3]) {}
+  explicit Pass(IRContext& ctx) : ctx_(ctx), m_(ctx.module()), next_(m_.header[3]) {}
 
   bool run() {
     for (size_t k = 0; k < m_.insts.size(); ++k)
       if (m_.insts[k].result_id) def_[m_.insts[k].result_id] = k;
-    for (auto& [id, name] : imported_functions(m_))
+    for (auto& [id, name] : ctx_.imports())
       if (name.rfind("zex_", 0) == 0) zex_[id] = name;
     if (zex_.empty()) return false;
     // Most modules have no barrier at all: nothing to do, and no copy of every function made.
@@ -828,6 +828,7 @@ class Pass {
     m_.header[3] = next_;
   }
 
+  IRContext& ctx_;
   Module& m_;
   uint32_t next_;
   std::map<uint32_t, size_t> def_;
@@ -845,7 +846,7 @@ class Pass {
 
 }  // namespace
 
-bool converge_throws_at_barriers(Module& m) { return Pass(m).run(); }
+Status converge_throws_at_barriers(IRContext& ctx) { return changed_if(Pass(ctx).run()); }
 
 }  // namespace passes
 }  // namespace zex

@@ -131,7 +131,8 @@ std::vector<size_t> new_order(const std::vector<Block>& blocks) {
 
 }  // namespace
 
-bool order_blocks(Module& m) {
+Status order_blocks(IRContext& ctx) {
+  Module& m = ctx.module();
   std::vector<Instruction> out;
   size_t copied = 0;  // m.insts[0, copied) are in `out` (once a function has changed)
   bool changed = false;
@@ -162,10 +163,10 @@ bool order_blocks(Module& m) {
     copied = end;
     f = end;
   }
-  if (!changed) return false;
+  if (!changed) return Status::Unchanged;
   std::move(m.insts.begin() + static_cast<std::ptrdiff_t>(copied), m.insts.end(), std::back_inserter(out));
   m.insts = std::move(out);
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

@@ -18,7 +18,8 @@ namespace passes {
 namespace {
 }  // namespace
 
-bool merge_duplicate_builtins(Module& m) {
+Status merge_duplicate_builtins(IRContext& ctx) {
+  Module& m = ctx.module();
   std::map<uint32_t, uint32_t> builtin_of;  // variable id -> BuiltIn
   for (const Instruction& i : m.insts)
     if (i.opcode == spv::OpDecorate && i.size() == 4 && i.words[2] == spv::DecorationBuiltIn) builtin_of[i.words[1]] = i.words[3];
@@ -31,7 +32,7 @@ bool merge_duplicate_builtins(Module& m) {
     auto [it, fresh] = canonical.emplace(std::make_pair(b->second, i.type_id), i.result_id);
     if (!fresh) replace[i.result_id] = it->second;
   }
-  if (replace.empty()) return false;
+  if (replace.empty()) return Status::Unchanged;
 
   auto names_duplicate = [&](const Instruction& i) {
     switch (i.opcode) {
@@ -68,7 +69,7 @@ bool merge_duplicate_builtins(Module& m) {
     i.operands = std::move(operands);
     i.fix_word_count();
   }
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

@@ -44,7 +44,8 @@ Instruction group_decorate(uint32_t group, std::vector<uint32_t>::const_iterator
 
 }  // namespace
 
-bool group_decorations(Module& m) {
+Status group_decorations(IRContext& ctx) {
+  Module& m = ctx.module();
   // The ids the link does not look at.
   std::unordered_set<uint32_t> groupable, linked;
   for (const Instruction& i : m.insts)
@@ -99,7 +100,7 @@ bool group_decorations(Module& m) {
       groups.push_back(group_decorate(g, targets.begin() + static_cast<std::ptrdiff_t>(b),
                                       targets.begin() + static_cast<std::ptrdiff_t>(std::min(targets.size(), b + kMaxTargets))));
   }
-  if (groups.empty()) return false;
+  if (groups.empty()) return Status::Unchanged;
   std::vector<Instruction> out;
   out.reserve(m.insts.size() + groups.size());
   for (size_t k = 0; k < m.insts.size(); ++k) {
@@ -108,16 +109,17 @@ bool group_decorations(Module& m) {
     if (!grouped[k]) out.push_back(std::move(m.insts[k]));
   }
   m.insts = std::move(out);
-  return true;
+  return Status::Changed;
 }
 
-bool expand_decoration_groups(Module& m) {
+Status expand_decoration_groups(IRContext& ctx) {
+  Module& m = ctx.module();
   std::set<uint32_t> groups;
   for (const Instruction& i : m.insts)
     if (i.opcode == spv::OpDecorationGroup) groups.insert(i.result_id);
   for (const Instruction& i : m.insts)
     if (i.opcode == spv::OpGroupMemberDecorate) groups.erase(i.word(1));
-  if (groups.empty()) return false;
+  if (groups.empty()) return Status::Unchanged;
   auto decorates_group = [&](const Instruction& i) {
     return (i.opcode == spv::OpDecorate || i.opcode == spv::OpDecorateId || i.opcode == spv::OpDecorateString) &&
            i.size() >= 3 && groups.count(i.words[1]);
@@ -141,7 +143,7 @@ bool expand_decoration_groups(Module& m) {
     out.push_back(i);
   }
   m.insts = std::move(out);
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

@@ -128,7 +128,8 @@ struct Graph {
 
 }  // namespace
 
-bool complete_entry_point_interfaces(Module& m) {
+Status complete_entry_point_interfaces(IRContext& ctx) {
+  Module& m = ctx.module();
   const Graph g(m);
   // function -> the variables it uses, as indices into g.variables (the order of their definitions):
   // each entry point then looks only at the variables of its own call tree, not at every variable of
@@ -157,7 +158,7 @@ bool complete_entry_point_interfaces(Module& m) {
       changed = true;
     }
   }
-  return changed;
+  return changed_if(changed);
 }
 
 }  // namespace passes

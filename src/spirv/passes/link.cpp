@@ -141,7 +141,8 @@ bool is_import_of(const Instruction& d, const std::set<uint32_t>& ids) {
 
 }  // namespace
 
-bool link_device_library(Module& user, const Module& library) {
+Status link_device_library(IRContext& ctx, const Module& library) {
+  Module& user = ctx.module();
   if (user.header[3] == 0 || library.header[3] == 0) throw std::invalid_argument("link_device_library: a module without an id bound");
   Module lib = library;  // small: the library is copied, the user module is not
   Sections u = split(user);
@@ -362,7 +363,7 @@ bool link_device_library(Module& user, const Module& library) {
   keep(l.functions, true);
   user.insts = std::move(out);
   user.header[3] = user.header[3] + lib.header[3] - 1;
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

@@ -412,20 +412,12 @@ class Merger {
 
 }  // namespace
 
-std::map<uint32_t, std::string> imported_functions(const Module& m) {
-    std::map<uint32_t, std::string> out;
-  for (const Instruction& i : m.insts)
-    if (i.opcode == spv::OpDecorate && i.size() >= 5 && i.words[2] == spv::DecorationLinkageAttributes &&
-        i.words.back() == spv::LinkageTypeImport)
-      out[i.words[1]] = i.string_at(3);
-  return out;
-}
-
-bool merge_throw_sites(Module& m) {
+Status merge_throw_sites(IRContext& ctx) {
+  Module& m = ctx.module();
   std::map<uint32_t, std::string> zex;
-  for (auto& [id, name] : imported_functions(m))
+  for (auto& [id, name] : ctx.imports())
     if (name.rfind("zex_", 0) == 0) zex[id] = name;
-  if (zex.empty()) return false;
+  if (zex.empty()) return Status::Unchanged;
   Params params;
   std::vector<uint32_t>* cur = nullptr;
   for (const Instruction& i : m.insts) {
@@ -456,7 +448,7 @@ bool merge_throw_sites(Module& m) {
     out.insert(out.end(), body.begin(), body.end());
     i = j;
   }
-  if (next_id == m.header[3]) return false;  // nothing merged: every new region takes new ids
+  if (next_id == m.header[3]) return Status::Unchanged;  // nothing merged: every new region takes new ids
   out.erase(std::remove_if(out.begin(), out.end(),
                            [&](const Instruction& i) {
                              return (i.opcode == spv::OpName || i.opcode == spv::OpDecorate) && dead.count(i.word(1));
@@ -464,7 +456,7 @@ bool merge_throw_sites(Module& m) {
             out.end());
   m.insts = std::move(out);
   m.header[3] = next_id;
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

@@ -93,10 +93,10 @@ struct Round {
 
 class Wrapper {
  public:
-  explicit Wrapper(Module& m) : m_(m) {
-    for (auto& [id, name] : imported_functions(m))
+  explicit Wrapper(IRContext& ctx) : m_(ctx.module()) {
+    for (auto& [id, name] : ctx.imports())
       if (name.rfind("zex_", 0) == 0) zex_.insert(id);
-    for (const Instruction& i : m.insts)
+    for (const Instruction& i : m_.insts)
       if (i.opcode == spv::OpName && i.size() >= 3) {
         const std::string n = i.string_at(2);
         if (n.rfind(kPrefix, 0) == 0) next_name_ = std::max(next_name_, std::stoul("0" + n.substr(kPrefix.size()).substr(0, 9)) + 1);
@@ -449,7 +449,7 @@ class Wrapper {
 
 }  // namespace
 
-bool wrap_zex_strings(Module& m) { return Wrapper(m).run(); }
+Status wrap_zex_strings(IRContext& ctx) { return changed_if(Wrapper(ctx).run()); }
 
 std::vector<ZexString> zex_strings(const Module& m) {
   std::map<uint32_t, const Instruction*> d;
