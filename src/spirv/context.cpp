@@ -52,7 +52,7 @@ size_t IRContext::def_index(uint32_t id) {
     a.defs_built = true;
     a.defs.reserve(m_.insts.size());
     for (size_t k = 0; k < m_.insts.size(); ++k)
-      if (m_.insts[k].result_id) a.defs.emplace(m_.insts[k].result_id, k);
+      if (m_.insts[k].result_id) a.defs[m_.insts[k].result_id] = k;  // a later definition wins
   }
   auto d = a.defs.find(id);
   return d == a.defs.end() ? npos : d->second;
