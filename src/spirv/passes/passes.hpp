@@ -21,7 +21,7 @@ namespace passes {
 std::map<uint32_t, std::string> imported_functions(const Module& m);
 
 /// Gives every function one shared cold region for its zex throw sites (merge_throw_sites.cpp).
-/// Returns true if it changed the module; a shape it does not know is left as it is.
+/// Returns Status::Changed if it changed the module; a shape it does not know is left as it is.
 Status merge_throw_sites(IRContext& ctx);
 inline bool merge_throw_sites(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return merge_throw_sites(c); });
@@ -29,7 +29,7 @@ inline bool merge_throw_sites(Module& m) {
 
 /// A throw ends the work-item wherever it happens (functions that may throw return a flag their callers
 /// check), and every identified throw path gets an id: its zex_throw becomes zex_throw_site, and `sites`
-/// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns true if it changed the module.
+/// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns Status::Changed if it changed the module.
 Status number_throw_paths(IRContext& ctx, detail::SiteTable* sites);
 inline bool number_throw_paths(Module& m, detail::SiteTable* sites) {
   return run_on_module(m, [&](IRContext& c) { return number_throw_paths(c, sites); });
@@ -44,7 +44,7 @@ bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std:
 /// In a kernel where a work-group barrier can follow a throw, the thrower does not return: it sets a
 /// private flag and runs on, its memory accesses redirected to scratch variables and its calls and
 /// zex calls skipped, so that it still reaches every barrier (barrier_throws.cpp). Run after
-/// number_throw_paths. Returns true if it changed the module. A shape it does not know throws
+/// number_throw_paths. Returns Status::Changed if it changed the module. A shape it does not know throws
 /// std::invalid_argument and leaves the module as it was (it writes the module only at its end).
 Status converge_throws_at_barriers(IRContext& ctx);
 inline bool converge_throws_at_barriers(Module& m) {
@@ -52,7 +52,7 @@ inline bool converge_throws_at_barriers(Module& m) {
 }
 
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
-/// Returns true if it changed the module.
+/// Returns Status::Changed if it changed the module.
 Status merge_duplicate_builtins(IRContext& ctx);
 inline bool merge_duplicate_builtins(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return merge_duplicate_builtins(c); });
@@ -60,7 +60,7 @@ inline bool merge_duplicate_builtins(Module& m) {
 
 /// Struct-wraps the string constants whose address reaches a zex_* call (strings.cpp): each becomes a
 /// new `{ [N x i8] }` variable named __zex_str_<n>, its zex uses re-pointed at member 0, the old
-/// variable kept for its other users (never shared with printf). Returns true if it changed the module.
+/// variable kept for its other users (never shared with printf). Returns Status::Changed if it changed the module.
 Status wrap_zex_strings(IRContext& ctx);
 inline bool wrap_zex_strings(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return wrap_zex_strings(c); });
@@ -77,7 +77,7 @@ std::vector<ZexString> zex_strings(const Module& m);
 /// Adds to every OpEntryPoint the module-scope variables its call tree uses and it does not list,
 /// those reached through constants and initializers included, as SPIRV-Tools' validator counts them
 /// (interfaces.cpp; llvm-spirv-15 omits them): every such variable in SPIR-V 1.4+, the Input/Output
-/// ones before (the device library's built-ins after the link). Returns true if it changed the module.
+/// ones before (the device library's built-ins after the link). Returns Status::Changed if it changed the module.
 Status complete_entry_point_interfaces(IRContext& ctx);
 inline bool complete_entry_point_interfaces(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return complete_entry_point_interfaces(c); });
@@ -96,7 +96,7 @@ std::map<std::string, std::vector<uint8_t>> kernel_param_kinds(const Module& m);
 
 /// Puts every function's blocks in dominance order (block_order.cpp): a function whose blocks do not
 /// all follow their immediate dominators gets a reverse post-order of its CFG, the entry first and the
-/// unreachable blocks last; other functions are left as they are. Returns true if it changed the module.
+/// unreachable blocks last; other functions are left as they are. Returns Status::Changed if it changed the module.
 Status order_blocks(IRContext& ctx);
 inline bool order_blocks(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return order_blocks(c); });
@@ -104,14 +104,14 @@ inline bool order_blocks(Module& m) {
 
 /// Before the link: each decoration (with its literals) that the user module applies to many ids the
 /// link does not look at becomes one OpDecorationGroup and OpGroupDecorate, so that SPIRV-Tools'
-/// linker, quadratic in decorations, sees a few (decoration_groups.cpp). Returns true if it changed
+/// linker, quadratic in decorations, sees a few (decoration_groups.cpp). Returns Status::Changed if it changed
 /// the module.
 Status group_decorations(IRContext& ctx);
 inline bool group_decorations(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return group_decorations(c); });
 }
 /// After the link: every decoration group (but those OpGroupMemberDecorate uses) written out as one
-/// OpDecorate per id again. Returns true if it changed the module.
+/// OpDecorate per id again. Returns Status::Changed if it changed the module.
 Status expand_decoration_groups(IRContext& ctx);
 inline bool expand_decoration_groups(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return expand_decoration_groups(c); });
