@@ -7,7 +7,7 @@ PKGS=(
   cmake make g++ pkg-config python3
   python3-pytest python3-numpy python3-venv python3-setuptools python3-pip python3-wheel
   libze1 libze-dev
-  clang-15 llvm-15 llvm-spirv-15 spirv-tools
+  clang-15 llvm-15 llvm-spirv-15 spirv-tools spirv-headers
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers llvm-15-dev libllvmspirvlib-15-dev
   intel-opencl-icd
   googletest libgtest-dev libbenchmark-dev

@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       const zex::passes::Module m = zex::passes::parse(words);
       std::map<uint32_t, size_t> count;
       for (const zex::passes::Instruction& i : m.insts)
-        if (i.opcode == zex::passes::op::FunctionCall) ++count[i.word(3)];
+        if (i.opcode == spv::OpFunctionCall) ++count[i.word(3)];
       for (const auto& [id, name] : zex::passes::imported_functions(m)) std::printf("%s %zu\n", name.c_str(), count[id]);
     } else if (cmd == "strings") {
       // One line each: the name, then the bytes as a C string literal (NULs and non-printables escaped).

@@ -1,6 +1,9 @@
 // parse() and to_words(): SPIR-V words <-> zex::passes::Module (ir.hpp).
 #include "spirv/ir.hpp"
 
+// The debug instructions numbered alike in OpenCL.DebugInfo.100 and NonSemantic.Shader.DebugInfo.100.
+#include <spirv/unified1/NonSemanticShaderDebugInfo100.h>
+
 #include <zex/error.hpp>
 
 #include <map>
@@ -11,10 +14,6 @@ namespace zex {
 namespace passes {
 
 namespace {
-
-// Extended-instruction numbers shared by OpenCL.DebugInfo.100 and NonSemantic.Shader.DebugInfo.100.
-constexpr uint32_t kDebugScope = 23, kDebugNoScope = 24, kDebugDeclare = 28, kDebugValue = 29,
-                   kDebugLine = 103, kDebugNoLine = 104;
 
 bool is_debug_set(const std::string& name) {
   return name == "OpenCL.DebugInfo.100" || name == "DebugInfo" || name.rfind("NonSemantic.", 0) == 0;
@@ -48,8 +47,8 @@ spv_result_t on_instruction(void* user, const spv_parsed_instruction_t* in) {
   for (uint16_t k = 0; k < in->num_operands; ++k)
     i.operands.push_back({static_cast<uint32_t>(in->operands[k].type), in->operands[k].offset,
                           in->operands[k].num_words});
-  if (i.opcode == op::ExtInstImport && i.words.size() >= 3) i.debug = st->debug_sets[i.result_id] = is_debug_set(i.string_at(2));
-  if (i.opcode == op::ExtInst && i.words.size() >= 5) {
+  if (i.opcode == spv::OpExtInstImport && i.words.size() >= 3) i.debug = st->debug_sets[i.result_id] = is_debug_set(i.string_at(2));
+  if (i.opcode == spv::OpExtInst && i.words.size() >= 5) {
     auto s = st->debug_sets.find(i.words[3]);
     i.debug = s != st->debug_sets.end() && s->second;
   }
@@ -121,7 +120,7 @@ Instruction make_instruction(uint16_t opcode, uint32_t type, uint32_t result, co
 
 Instruction make_name(uint32_t target, const std::string& name) {
   Instruction i;
-  i.opcode = op::Name;
+  i.opcode = spv::OpName;
   i.words = {0, target};
   i.operands = {{SPV_OPERAND_TYPE_ID, 1, 1}};
   // A literal string: its bytes, little-endian in each word, then at least one NUL.
@@ -136,30 +135,30 @@ Instruction make_name(uint32_t target, const std::string& name) {
 }
 
 bool is_annotation(const Instruction& i) {
-  if (i.opcode == op::Line || i.opcode == op::NoLine) return true;
-  if (i.opcode != op::ExtInst || !i.debug) return false;
+  if (i.opcode == spv::OpLine || i.opcode == spv::OpNoLine) return true;
+  if (i.opcode != spv::OpExtInst || !i.debug) return false;
   const uint32_t n = i.word(4);
-  return n == kDebugScope || n == kDebugNoScope || n == kDebugDeclare || n == kDebugValue || n == kDebugLine ||
-         n == kDebugNoLine;
+  return n == NonSemanticShaderDebugInfo100DebugScope || n == NonSemanticShaderDebugInfo100DebugNoScope || n == NonSemanticShaderDebugInfo100DebugDeclare || n == NonSemanticShaderDebugInfo100DebugValue || n == NonSemanticShaderDebugInfo100DebugLine ||
+         n == NonSemanticShaderDebugInfo100DebugNoLine;
 }
 
 bool is_line_or_scope(const Instruction& i) {
-  if (i.opcode == op::Line || i.opcode == op::NoLine) return true;
-  if (i.opcode != op::ExtInst || !i.debug) return false;
+  if (i.opcode == spv::OpLine || i.opcode == spv::OpNoLine) return true;
+  if (i.opcode != spv::OpExtInst || !i.debug) return false;
   const uint32_t n = i.word(4);
-  return n == kDebugScope || n == kDebugNoScope || n == kDebugLine || n == kDebugNoLine;
+  return n == NonSemanticShaderDebugInfo100DebugScope || n == NonSemanticShaderDebugInfo100DebugNoScope || n == NonSemanticShaderDebugInfo100DebugLine || n == NonSemanticShaderDebugInfo100DebugNoLine;
 }
 
 bool is_terminator(uint16_t o) {
-  return o == op::Branch || o == op::BranchConditional || o == op::Switch || o == op::Return ||
-         o == op::ReturnValue || o == op::Unreachable || o == op::Kill;
+  return o == spv::OpBranch || o == spv::OpBranchConditional || o == spv::OpSwitch || o == spv::OpReturn ||
+         o == spv::OpReturnValue || o == spv::OpUnreachable || o == spv::OpKill;
 }
 
 std::vector<uint32_t> branch_targets(const Instruction& t) {
   switch (t.opcode) {
-    case op::Branch: return {t.word(1)};
-    case op::BranchConditional: return {t.word(2), t.word(3)};
-    case op::Switch: {
+    case spv::OpBranch: return {t.word(1)};
+    case spv::OpBranchConditional: return {t.word(2), t.word(3)};
+    case spv::OpSwitch: {
       std::vector<uint32_t> r{t.word(2)};
       for (size_t k = 4; k < t.size(); k += 2) r.push_back(t.word(k));
       return r;
@@ -170,9 +169,9 @@ std::vector<uint32_t> branch_targets(const Instruction& t) {
 
 void retarget(Instruction& t, uint32_t from, uint32_t to) {
   std::vector<size_t> at;
-  if (t.opcode == op::Branch) at = {1};
-  if (t.opcode == op::BranchConditional) at = {2, 3};
-  if (t.opcode == op::Switch) {
+  if (t.opcode == spv::OpBranch) at = {1};
+  if (t.opcode == spv::OpBranchConditional) at = {2, 3};
+  if (t.opcode == spv::OpSwitch) {
     at = {2};
     for (size_t k = 4; k < t.size(); k += 2) at.push_back(k);
   }

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <spirv-tools/libspirv.h>
+// Opcodes, storage classes, decorations...: spv::Op*, spv::StorageClass* (Debian's spirv-headers).
+#include <spirv/unified1/spirv.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -19,17 +21,6 @@
 namespace zex {
 namespace passes {
 
-// The SPIR-V opcodes the passes name (SPIR-V specification, section 3.49).
-namespace op {
-constexpr uint16_t Line = 8, ExtInstImport = 11, ExtInst = 12, Name = 5, EntryPoint = 15, Function = 54,
-                   FunctionParameter = 55, FunctionEnd = 56, FunctionCall = 57, Variable = 59, Decorate = 71,
-                   MemberDecorate = 72, IEqual = 170, INotEqual = 171, Phi = 245, LoopMerge = 246,
-                   SelectionMerge = 247, Label = 248, Branch = 249, BranchConditional = 250, Switch = 251,
-                   Kill = 252, Return = 253, ReturnValue = 254, Unreachable = 255, NoLine = 317,
-                   DecorateId = 332, DecorateString = 5632;
-}  // namespace op
-
-/// Where one operand sits in its instruction: words[offset .. offset + count).
 /// An operand that refers to an <id> (not the instruction's own result).
 inline bool is_id_use(uint32_t type) {
   return type == SPV_OPERAND_TYPE_ID || type == SPV_OPERAND_TYPE_TYPE_ID || type == SPV_OPERAND_TYPE_SCOPE_ID ||

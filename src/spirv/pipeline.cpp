@@ -175,7 +175,7 @@ std::vector<uint32_t> link_with_spirv_tools(std::vector<uint32_t> mine, std::vec
 // What zex hands the driver, and the module the validator is shown of it.
 struct Linked {
   std::vector<uint32_t> words;
-  passes::Module module;
+  passes::IRContext module;
 };
 
 // The user module (after the passes) linked with the device library: zex's own linker on the parsed
@@ -183,29 +183,25 @@ struct Linked {
 // module needs. The library's functions may use its own module-scope variables, which only the linked
 // module's entry points can list (SPIR-V 1.4+); the blocks stay in dominance order whatever a pass did.
 // `*own` says whether zex's linker linked it.
-Linked link_once(passes::Module mine, const passes::Module& lib, const std::vector<uint32_t>& lib_words, uint32_t version,
+Linked link_once(passes::IRContext mine, const passes::Module& lib, const std::vector<uint32_t>& lib_words, uint32_t version,
                  bool spirv_tools, bool* own) {
-  mine.header[1] = version;
+  mine.module().header[1] = version;
   bool linked = false;
   if (!spirv_tools) {
     try {
-      linked = passes::link_device_library(mine, lib);
-    } catch (const std::invalid_argument&) {
+      linked = mine.record(passes::link_device_library(mine, lib)) == passes::Status::Changed;
+    } catch (const std::invalid_argument&) {  // declined before it wrote (passes.hpp)
+      mine.invalidate();
     }
   }
   *own = linked;
-  if (!linked) mine = passes::parse(link_with_spirv_tools(passes::to_words(mine), lib_words, version));
-  // Kept as words, not as a copy of the parsed module (one allocation instead of two per instruction).
-  const std::vector<uint32_t> before = passes::to_words(mine);
-  try {
-    passes::expand_decoration_groups(mine);
-    passes::merge_duplicate_builtins(mine);
-    passes::order_blocks(mine);
-    passes::complete_entry_point_interfaces(mine);
-  } catch (const std::invalid_argument&) {
-    mine = passes::parse(before);
-  }
-  std::vector<uint32_t> words = passes::to_words(mine);
+  if (!linked) mine = passes::IRContext::from_words(link_with_spirv_tools(mine.words(), lib_words, version));
+  // None of these declines a shape (none throws but std::bad_alloc), so none needs a copy to go back to.
+  mine.record(passes::expand_decoration_groups(mine));
+  mine.record(passes::merge_duplicate_builtins(mine));
+  mine.record(passes::order_blocks(mine));
+  mine.record(passes::complete_entry_point_interfaces(mine));
+  std::vector<uint32_t> words = mine.words();
   return Linked{std::move(words), std::move(mine)};
 }
 
@@ -242,39 +238,48 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
         "rebuild zex with the device/ directory");
   if (user.size() < 5 || user[0] != kMagic) validate_spirv(user, "the module's SPIR-V");  // throws its message
   const uint32_t version = std::max(user_version, library[1]);
-  // The user module is parsed once; every step below works on that parse (a binary that does not
-  // parse is refused with the validator's diagnostic).
-  passes::Module completed;
-  try {
-    completed = passes::parse(user);
-  } catch (const std::invalid_argument&) {
-    validate_spirv(user, "the module's SPIR-V");
-    throw;
-  }
-  // A pass that declines a shape throws; it may have changed the module by then, so each runs on a
-  // module whose words were kept first (a copy of the words is one allocation, a copy of the parsed
-  // module one per instruction), and a decline parses them again. Any exception of a pass but an
-  // allocation failure is a decline: the passes see the user's module before the validator does.
-  auto guarded = [](passes::Module& m, auto&& pass) {
-    std::vector<uint32_t> before = passes::to_words(m);
+  // The user module is parsed once into the IR context every pass below works on, and written out
+  // once, for the link (docs/spirv-passes.md, "The IR context"); a binary that does not parse is
+  // refused with the validator's diagnostic.
+  auto parse_user = [&]() {
     try {
-      return pass(m);
+      return passes::IRContext::from_words(user);
+    } catch (const std::invalid_argument&) {
+      validate_spirv(user, "the module's SPIR-V");
+      throw;
+    }
+  };
+  // A pass that declines a shape throws before it writes (passes.hpp), so the module is as it was and
+  // the context only drops its analyses. Any exception of a pass but an allocation failure is a
+  // decline: the passes see the user's module before the validator does.
+  auto guarded = [](passes::IRContext& ctx, auto&& pass) {
+    try {
+      return ctx.record(pass(ctx)) == passes::Status::Changed;
     } catch (const std::bad_alloc&) {
       throw;
     } catch (const std::exception&) {
-      m = passes::parse(before);
+      ctx.invalidate();
       return false;
     }
   };
   // llvm-spirv-15 writes some -O2 loops' exit blocks before their bodies and leaves out of the
   // entry-point interfaces the variables reached only through constants (a table of strings); SPIR-V
   // requires neither, so both are repaired first: the passes and the validation see, and the driver
-  // gets, the repaired module.
-  guarded(completed, [](passes::Module& m) {
-    const bool ordered = passes::order_blocks(m);
-    return passes::complete_entry_point_interfaces(m) || ordered;
-  });
-  const std::vector<uint32_t> completed_words = passes::to_words(completed);
+  // gets, the repaired module. The two run as one step: a decline of either (neither has one but
+  // std::bad_alloc) leaves the module as parsed, which is parsed again.
+  auto repaired = [&]() {
+    passes::IRContext ctx = parse_user();
+    try {
+      ctx.record(passes::order_blocks(ctx));
+      ctx.record(passes::complete_entry_point_interfaces(ctx));
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception&) {
+      ctx = parse_user();
+    }
+    return ctx;
+  };
+  passes::IRContext completed = repaired();
   clock.step("parse and repair");
   const passes::Module lib = passes::parse(library);
   // A throw ends the work-item wherever it happens, and every throw path zex can identify gets an id
@@ -284,41 +289,42 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
   // returning (docs/spirv-passes.md, "Throws before barriers"). A shape the pass declines keeps the
   // throw's return; the flags were applied either way.
   SiteTable sites;
-  auto number = [&](SiteTable* table, passes::Module& m) {
+  auto number = [&](SiteTable* table, passes::IRContext& m) {
     if (!merge_throw_sites) return false;
-    const bool changed = guarded(m, [&](passes::Module& x) { return passes::number_throw_paths(x, table); });
+    const bool changed = guarded(m, [&](passes::IRContext& x) { return passes::number_throw_paths(x, table); });
     if (!changed) {
       if (table) table->clear();
       return false;
     }
-    guarded(m, [](passes::Module& x) { return passes::converge_throws_at_barriers(x); });
+    guarded(m, [](passes::IRContext& x) { return passes::converge_throws_at_barriers(x); });
     return true;
   };
   // Strings passed to zex become struct-wrapped constants, so that Intel's compiler keeps them out of
   // .data.const.string, which the host cannot read on NEO 22.43 (docs/abi.md, "Where strings live").
   // Done before the merge: the merge then shares the rewritten sites as it shared the plain ones.
-  auto wrap = [&](passes::Module& m) {
-    if (wrap_strings) guarded(m, [](passes::Module& x) { return passes::wrap_zex_strings(x); });
+  auto wrap = [&](passes::IRContext& m) {
+    if (wrap_strings) guarded(m, [](passes::IRContext& x) { return passes::wrap_zex_strings(x); });
   };
   // One shared throw block per function instead of one per throw site: Intel's compiler inlines the
   // whole cold path at every site and never merges identical cold blocks (docs/benchmarks-igc.md).
-  auto merge = [&](passes::Module& m) {
-    if (merge_throw_sites) guarded(m, [](passes::Module& x) { return passes::merge_throw_sites(x); });
+  auto merge = [&](passes::IRContext& m) {
+    if (merge_throw_sites) guarded(m, [](passes::IRContext& x) { return passes::merge_throw_sites(x); });
   };
   // What zex hands the driver must be valid. The validator checks the linked module only: when it
   // refuses the first attempt, the user's module is validated, and refused with the validator's
   // message if it is invalid; otherwise the refusal is zex's bug, not the user's. Should a pass have
   // produced something the validator refuses, the module is linked without that pass: the passes are
   // repairs and optimizations, never the reason a module is refused. The site table holds only with
-  // the numbering pass's output. Each attempt is made only when the one before it failed, and an
-  // attempt whose words equal the previous one's is skipped; zex's own linker's output that the
-  // validator refuses is linked again with SPIRV-Tools' before the next attempt.
+  // the numbering pass's output. Each attempt is made only when the one before it failed (on the
+  // user's module parsed and repaired again), and an attempt whose words equal the previous one's is
+  // skipped; zex's own linker's output that the validator refuses is linked again with SPIRV-Tools'
+  // before the next attempt.
   struct Attempt {
-    std::function<bool(passes::Module&)> make;  // false: nothing new to try
+    std::function<bool(passes::IRContext&)> make;  // false: nothing new to try
     bool numbered;
   };
   const std::vector<Attempt> attempts{
-      {[&](passes::Module& m) {
+      {[&](passes::IRContext& m) {
          if (!number(&sites, m)) return false;
          clock.step("number throw paths");
          wrap(m);
@@ -329,42 +335,45 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
        },
        true},
       // Without the ids (a device library without zex_throw_site, say), a throw still ends the work-item.
-      {[&](passes::Module& m) {
+      {[&](passes::IRContext& m) {
          if (!number(nullptr, m)) return false;
          wrap(m);
          merge(m);
          return true;
        },
        false},
-      {[&](passes::Module& m) {
+      {[&](passes::IRContext& m) {
          wrap(m);
          merge(m);
          return true;
        },
        false},
-      {[&](passes::Module& m) {
+      {[&](passes::IRContext& m) {
          wrap(m);
          return true;
        },
        false},
-      {[&](passes::Module&) { return true; }, false}};
+      {[&](passes::IRContext&) { return true; }, false}};
   std::vector<uint32_t> previous;
   std::exception_ptr failure;
   bool user_validated = false;
   bool first = true;
   for (const Attempt& a : attempts) {
-    passes::Module m = first ? std::move(completed) : passes::parse(completed_words);
+    passes::IRContext m = first ? std::move(completed) : repaired();
     first = false;
     if (!a.make(m)) continue;
-    std::vector<uint32_t> w = passes::to_words(m);
+    // The one serialisation of the user's module: kept to skip an attempt that makes the same module
+    // and for SPIRV-Tools' linker should zex's output be refused.
+    std::vector<uint32_t> w = m.words();
     if (w == previous) continue;
     previous = std::move(w);
     for (bool spirv_tools : {false, true}) {
       bool own = false;
       try {
-        Linked linked = link_once(spirv_tools ? passes::parse(previous) : std::move(m), lib, library, version, spirv_tools, &own);
+        Linked linked = link_once(spirv_tools ? passes::IRContext::from_words(previous) : std::move(m), lib, library,
+                                  version, spirv_tools, &own);
         clock.step(spirv_tools ? "link (SPIRV-Tools)" : "link");
-        validate_module(linked.module, linked.words, "the module linked with the zex device library");
+        validate_module(linked.module.module(), linked.words, "the module linked with the zex device library");
         clock.step("validate the linked module");
         return LinkedModule{std::move(linked.words), a.numbered ? std::move(sites) : SiteTable{}};
       } catch (const std::invalid_argument&) {
@@ -372,8 +381,8 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
       }
       if (!user_validated) {
         user_validated = true;
-        // The user's module (repaired, as completed_words is): refused with the validator's message on it.
-        validate_module(passes::parse(completed_words), user, "the module's SPIR-V");
+        // The user's module (repaired): refused with the validator's message on it.
+        validate_module(repaired().module(), user, "the module's SPIR-V");
       }
       if (!own) break;  // SPIRV-Tools' linker made this one already: linking it again would not differ
     }

@@ -34,8 +34,8 @@ std::map<uint32_t, std::vector<uint32_t>> block_labels(const std::vector<uint32_
   std::map<uint32_t, std::vector<uint32_t>> out;
   uint32_t f = 0;
   for (const Instruction& i : zex::passes::parse(w).insts) {
-    if (i.opcode == op::Function) f = i.result_id;
-    if (i.opcode == op::Label) out[f].push_back(i.result_id);
+    if (i.opcode == spv::OpFunction) f = i.result_id;
+    if (i.opcode == spv::OpLabel) out[f].push_back(i.result_id);
   }
   return out;
 }

@@ -27,7 +27,7 @@ bool spirv_tools_valid(const std::vector<uint32_t>& w, std::string* diagnostic =
 std::map<std::string, std::vector<uint32_t>> interfaces(const std::vector<uint32_t>& w) {
   std::map<std::string, std::vector<uint32_t>> out;
   for (const Instruction& i : zex::passes::parse(w).insts)
-    if (i.opcode == op::EntryPoint) {
+    if (i.opcode == spv::OpEntryPoint) {
       auto& ids = out[i.string_at(3)];
       for (size_t k = 3; k < i.operands.size(); ++k) ids.push_back(i.words[i.operands[k].offset]);
     }
@@ -130,7 +130,7 @@ TEST(PassInterfaces, FollowsCallsAndInitializersPerEntryPoint) {
   std::map<std::string, uint32_t> ids;  // no OpName: the variables by definition order
   std::vector<uint32_t> vars;
   for (const Instruction& i : m.insts)
-    if (i.opcode == op::Variable) vars.push_back(i.result_id);
+    if (i.opcode == spv::OpVariable) vars.push_back(i.result_id);
   ASSERT_EQ(vars.size(), 3u);  // %s, %g, %i
   EXPECT_EQ(interfaces(done).at("a"), (std::vector<uint32_t>{vars[2], vars[0], vars[1]}));
   EXPECT_TRUE(interfaces(done).at("b").empty());

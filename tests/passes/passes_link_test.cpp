@@ -48,7 +48,7 @@ bool valid(const Module& m, std::string* diagnostic) {
 std::map<std::string, uint32_t> linkage_count(const Module& m, uint32_t type) {
   std::map<std::string, uint32_t> out;
   for (const Instruction& i : m.insts)
-    if (i.opcode == op::Decorate && i.size() >= 5 && i.words[2] == kLinkage && i.words.back() == type) ++out[i.string_at(3)];
+    if (i.opcode == spv::OpDecorate && i.size() >= 5 && i.words[2] == kLinkage && i.words.back() == type) ++out[i.string_at(3)];
   return out;
 }
 
@@ -91,7 +91,7 @@ TEST(PassLink, EveryTestModuleLinksValid) {
     const auto imports = zex::passes::imported_functions(user);
     size_t kept = 0, with_result = 0;
     for (const Instruction& i : user.insts) {
-      if (!i.result_id || i.opcode == op::FunctionParameter || imports.count(i.result_id)) continue;
+      if (!i.result_id || i.opcode == spv::OpFunctionParameter || imports.count(i.result_id)) continue;
       ++with_result;
       auto a = after.find(i.result_id);
       kept += a != after.end() && a->second == i.opcode;
@@ -138,9 +138,9 @@ std::vector<uint32_t> renamed_linkage(const std::vector<uint32_t>& w, const std:
   Module m = zex::passes::parse(w);
   bool done = false;
   for (Instruction& i : m.insts)
-    if (i.opcode == op::Decorate && i.size() >= 5 && i.words[2] == kLinkage && i.string_at(3) == from) {
+    if (i.opcode == spv::OpDecorate && i.size() >= 5 && i.words[2] == kLinkage && i.string_at(3) == from) {
       const uint32_t type = i.words.back();
-      Instruction d = zex::passes::make_instruction(op::Decorate, 0, 0, {i.words[1]});
+      Instruction d = zex::passes::make_instruction(spv::OpDecorate, 0, 0, {i.words[1]});
       zex::passes::add_operand(d, kLinkage, SPV_OPERAND_TYPE_DECORATION);
       zex::passes::add_string_operand(d, to);
       zex::passes::add_operand(d, type, SPV_OPERAND_TYPE_LINKAGE_TYPE);

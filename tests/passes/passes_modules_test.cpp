@@ -22,7 +22,7 @@ std::vector<uint32_t> merged_frame_lines(const Module& m) {
   if (frames.empty()) frames = calls_to(m, "zex_throw");
   if (frames.size() != 1) return {};
   const Instruction& phi = defs.at(frames[0].words.back());
-  if (phi.opcode != op::Phi) return {};
+  if (phi.opcode != spv::OpPhi) return {};
   std::vector<uint32_t> lines;
   for (size_t k = 3; k < phi.size(); k += 2) lines.push_back(constant_value(defs, phi.words[k]));
   std::sort(lines.begin(), lines.end());
@@ -105,11 +105,11 @@ TEST(MergeThrowSites, DebugBuildKeepsEachSitesLineThroughThePhi) {
   while (call < m.insts.size() && m.insts[call].result_id != reports[0].result_id) ++call;
   ASSERT_LT(call, m.insts.size());
   size_t start = call;
-  while (start > 0 && m.insts[start].opcode != op::Label) --start;
+  while (start > 0 && m.insts[start].opcode != spv::OpLabel) --start;
   for (size_t k = start; k <= call; ++k)
     for (const Instruction& a : m.insts[k].annotations) {
       EXPECT_TRUE(zex::passes::is_line_or_scope(a)) << "a DebugValue/DebugDeclare moved into the merged region";
-      if (a.opcode == op::Line && (own_lines.empty() || own_lines.back() != a.words[2])) own_lines.push_back(a.words[2]);
+      if (a.opcode == spv::OpLine && (own_lines.empty() || own_lines.back() != a.words[2])) own_lines.push_back(a.words[2]);
     }
   EXPECT_EQ(own_lines, std::vector<uint32_t>{expected.front()});
 }
@@ -124,7 +124,7 @@ TEST(MergeThrowSites, CompilerStyleRegionsShareTheirStringAddresses) {
   const Instruction& reason = defs.at(reports[0].words[6]);
   EXPECT_EQ(reason.opcode, 70u);  // OpInBoundsPtrAccessChain
   const Instruction& base = defs.at(reason.words[3]);
-  ASSERT_EQ(base.opcode, op::Phi);
+  ASSERT_EQ(base.opcode, spv::OpPhi);
   EXPECT_EQ(base.size(), 7u);
   EXPECT_NE(base.words[3], base.words[5]);
 }
@@ -142,7 +142,7 @@ TEST(MergeThrowSites, DeclinesWhatItDoesNotKnow) {
   // No import of a zex function: nothing to merge.
   Module plain = m;
   for (Instruction& i : plain.insts)
-    if (i.opcode == op::Decorate && i.size() >= 5 && i.words[2] == 41) i.words.back() = 0;  // Export
+    if (i.opcode == spv::OpDecorate && i.size() >= 5 && i.words[2] == 41) i.words.back() = 0;  // Export
   EXPECT_FALSE(zex::passes::merge_throw_sites(plain));
 }
 

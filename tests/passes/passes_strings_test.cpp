@@ -71,13 +71,13 @@ class Tracer {
     if (!d) return;
     const uint16_t o = d->opcode == kSpecConstantOp ? static_cast<uint16_t>(d->word(3)) : d->opcode;
     const size_t first = d->opcode == kSpecConstantOp ? 4 : 3;
-    if (d->opcode == op::Variable) {
+    if (d->opcode == spv::OpVariable) {
       const Instruction* p = get(d->type_id);
       const Instruction* t = p && p->opcode == kTypePointer ? get(p->word(3)) : nullptr;
       if (t && (t->opcode == kTypeArray || t->opcode == kTypeStruct)) out.insert({id, t->opcode, bytes_of(*d)});
     } else if ((o >= kAccessChain && o <= kInBoundsPtrAccessChain) || o == kCopyObject || o == kBitcast) {
       walk(d->word(first), out, seen);
-    } else if (o == op::Phi) {
+    } else if (o == spv::OpPhi) {
       for (size_t k = 3; k + 1 < d->size(); k += 2) walk(d->words[k], out, seen);
     } else if (o == kSelect) {
       walk(d->word(4), out, seen);
@@ -113,7 +113,7 @@ std::vector<std::set<std::string>> zex_argument_bytes(const Module& m) {
 std::vector<std::string> zex_names(const Module& m) {
   std::vector<std::string> names;
   for (const Instruction& i : m.insts)
-    if (i.opcode == op::Name && i.string_at(2).rfind("__zex_str_", 0) == 0) names.push_back(i.string_at(2));
+    if (i.opcode == spv::OpName && i.string_at(2).rfind("__zex_str_", 0) == 0) names.push_back(i.string_at(2));
   return names;
 }
 
@@ -157,7 +157,7 @@ TEST(WrapZexStrings, PrintfKeepsItsOwnString) {
     const Tracer t(after);
     size_t printf_strings = 0;
     for (const Instruction& i : after.insts) {
-      if (i.opcode != op::ExtInst || i.word(4) != kPrintf) continue;
+      if (i.opcode != spv::OpExtInst || i.word(4) != kPrintf) continue;
       for (size_t k = 5; k < i.size(); ++k)
         for (const Source& s : t.sources(i.words[k])) {
           EXPECT_EQ(s.pointee, kTypeArray) << "printf takes the wrapped %" << s.var;
@@ -172,7 +172,7 @@ TEST(WrapZexStrings, PrintfKeepsItsOwnString) {
   const Tracer t(after);
   std::multiset<std::string> plain, wrapped;
   for (const Instruction& i : after.insts)
-    if (i.opcode == op::Variable && i.size() == 5) {
+    if (i.opcode == spv::OpVariable && i.size() == 5) {
       const Instruction* p = t.get(i.type_id);
       const Instruction* ty = p ? t.get(p->word(3)) : nullptr;
       if (ty && ty->opcode == kTypeArray) plain.insert(t.bytes_of(i));
@@ -199,8 +199,8 @@ TEST(WrapZexStrings, CompilerShapesAndWhatIsLeftAlone) {
   const Tracer t(after);
   std::set<std::string> plain;
   for (const Instruction& i : after.insts) {
-    if (i.opcode == op::Function) break;
-    const Instruction* p = i.opcode == op::Variable && i.size() == 5 ? t.get(i.type_id) : nullptr;
+    if (i.opcode == spv::OpFunction) break;
+    const Instruction* p = i.opcode == spv::OpVariable && i.size() == 5 ? t.get(i.type_id) : nullptr;
     const Instruction* ty = p ? t.get(p->word(3)) : nullptr;
     if (ty && ty->opcode == kTypeArray) plain.insert(t.bytes_of(i));
   }

@@ -33,8 +33,8 @@ TEST(PassIR, LinesAndDebugInstructionsRideOnTheirInstruction) {
     EXPECT_FALSE(zex::passes::is_annotation(i)) << "opcode " << i.opcode << " left at the top level";
     annotated += !i.annotations.empty();
     for (const Instruction& a : i.annotations) {
-      lines += a.opcode == op::Line;
-      scopes += zex::passes::is_line_or_scope(a) && a.opcode == op::ExtInst;
+      lines += a.opcode == spv::OpLine;
+      scopes += zex::passes::is_line_or_scope(a) && a.opcode == spv::OpExtInst;
     }
   }
   EXPECT_GT(annotated, 17u);
@@ -52,7 +52,7 @@ TEST(PassIR, MalformedBinariesAreInvalidArguments) {
   EXPECT_THROW(zex::passes::parse({}), std::invalid_argument);
   EXPECT_THROW(zex::passes::parse({0x07230203u, 0x00010400u}), std::invalid_argument);
   auto cut = w;
-  cut.push_back((5u << 16) | op::Function);  // an OpFunction of 5 words, cut after its first
+  cut.push_back((5u << 16) | spv::OpFunction);  // an OpFunction of 5 words, cut after its first
   EXPECT_THROW(zex::passes::parse(cut), std::invalid_argument);
   auto zero = w;
   zero[5] = 0;  // an instruction of word count 0
@@ -77,7 +77,7 @@ TEST(PassValidation, DebugInformationIsSetAsideButTheRestIsChecked) {
   // A non-debug error: the kernel's OpEntryPoint names a function that does not exist.
   Module bad = zex::passes::parse(g);
   for (Instruction& i : bad.insts)
-    if (i.opcode == op::EntryPoint) i.words[2] = bad.header[3] + 7;
+    if (i.opcode == spv::OpEntryPoint) i.words[2] = bad.header[3] + 7;
   EXPECT_THROW(zex::detail::validate_spirv(zex::passes::to_words(bad), "broken"), std::invalid_argument);
 }
 
@@ -95,7 +95,7 @@ TEST(PassBuiltins, OneVariablePerBuiltInAfterLinking) {
     std::map<uint32_t, int> per_builtin;
     const Module m = zex::passes::parse(linked);
     for (const Instruction& i : m.insts)
-      if (i.opcode == op::Decorate && i.size() == 4 && i.words[2] == 11) ++per_builtin[i.words[3]];
+      if (i.opcode == spv::OpDecorate && i.size() == 4 && i.words[2] == spv::DecorationBuiltIn) ++per_builtin[i.words[3]];
     ASSERT_FALSE(per_builtin.empty());
     for (auto& [b, n] : per_builtin) EXPECT_EQ(n, 1) << "built-in " << b;
     // And the pass has nothing left to do on its own output.

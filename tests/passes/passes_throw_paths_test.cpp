@@ -107,16 +107,16 @@ struct Fn {
 std::map<std::string, Fn> functions_of(const Module& m) {
   std::map<uint32_t, std::string> names;
   for (const Instruction& i : m.insts)
-    if (i.opcode == op::Name) names[i.words[1]] = i.string_at(2);
+    if (i.opcode == spv::OpName) names[i.words[1]] = i.string_at(2);
   std::map<std::string, Fn> out;
   Fn* cur = nullptr;
   for (const Instruction& i : m.insts) {
-    if (i.opcode == op::Function) {
+    if (i.opcode == spv::OpFunction) {
       cur = names.count(i.result_id) ? &out[names[i.result_id]] : nullptr;
       if (cur) cur->ret = i.type_id;
-    } else if (i.opcode == op::FunctionParameter && cur) {
+    } else if (i.opcode == spv::OpFunctionParameter && cur) {
       ++cur->params;
-    } else if (i.opcode != op::FunctionParameter) {
+    } else if (i.opcode != spv::OpFunctionParameter) {
       cur = nullptr;
     }
   }
@@ -145,16 +145,16 @@ TEST(ThrowPaths, SharedHelpersTakeTheirPathAndEveryCallChecksTheFlag) {
     for (auto& [name, fn] : after)
       if (fn.ret != before.at(name).ret)
         for (const Instruction& i : m.insts)
-          if (i.opcode == op::Name && i.string_at(2) == name) flagged.insert(i.words[1]);
+          if (i.opcode == spv::OpName && i.string_at(2) == name) flagged.insert(i.words[1]);
     size_t calls = 0;
     for (size_t k = 0; k + 1 < m.insts.size(); ++k) {
       const Instruction& c = m.insts[k];
-      if (c.opcode != op::FunctionCall || !flagged.count(c.word(3))) continue;
+      if (c.opcode != spv::OpFunctionCall || !flagged.count(c.word(3))) continue;
       ++calls;
       size_t j = k + 1;
       while (j < m.insts.size() && m.insts[j].opcode == 81 /* OpCompositeExtract */) ++j;
       ASSERT_LT(j, m.insts.size());
-      EXPECT_EQ(m.insts[j].opcode, op::BranchConditional) << "call %" << c.result_id;
+      EXPECT_EQ(m.insts[j].opcode, spv::OpBranchConditional) << "call %" << c.result_id;
     }
     EXPECT_GE(calls, 20u);
     // The module is valid, before and after the link.
@@ -201,7 +201,7 @@ TEST(ThrowPaths, AnSretHelperThatReturnsTheFlagLosesItsSretAttribute) {
   auto srets = [](const Module& m) {
     size_t n = 0;
     for (const Instruction& i : m.insts)
-      n += i.opcode == op::Decorate && i.size() == 4 && i.words[2] == 38 /* FuncParamAttr */ && i.words[3] == 3 /* Sret */;
+      n += i.opcode == spv::OpDecorate && i.size() == 4 && i.words[2] == spv::DecorationFuncParamAttr && i.words[3] == spv::FunctionParameterAttributeSret;
     return n;
   };
   for (const char* build : {"throw_ret_O0g", "throw_ret_O0", "throw_ret_O2gni"}) {
@@ -274,7 +274,7 @@ TEST(ThrowPaths, TheCallThatCompletesAThrowEndsItsBlock) {
       for (uint32_t id : functions_named(m, name)) throws.insert(id);
     size_t calls = 0;
     for (size_t k = 0; k + 1 < m.insts.size(); ++k)
-      if (m.insts[k].opcode == op::FunctionCall && throws.count(m.insts[k].word(3))) {
+      if (m.insts[k].opcode == spv::OpFunctionCall && throws.count(m.insts[k].word(3))) {
         ++calls;
         EXPECT_TRUE(zex::passes::is_terminator(m.insts[k + 1].opcode)) << "call %" << m.insts[k].result_id;
       }

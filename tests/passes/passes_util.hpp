@@ -18,7 +18,6 @@ namespace passes_test {
 
 using zex::passes::Instruction;
 using zex::passes::Module;
-namespace op = zex::passes::op;
 
 inline std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -36,7 +35,7 @@ inline std::vector<uint32_t> kernel(const std::string& name) {
 inline std::vector<uint32_t> functions_named(const Module& m, const std::string& name) {
   std::vector<uint32_t> ids;
   for (const Instruction& i : m.insts)
-    if (i.opcode == op::Decorate && i.size() >= 5 && i.words[2] == 41 /* LinkageAttributes */ && i.string_at(3) == name)
+    if (i.opcode == spv::OpDecorate && i.size() >= 5 && i.words[2] == spv::DecorationLinkageAttributes && i.string_at(3) == name)
       ids.push_back(i.words[1]);
   return ids;
 }
@@ -46,7 +45,7 @@ inline std::vector<Instruction> calls_to(const Module& m, const std::string& nam
   const auto ids = functions_named(m, name);
   std::vector<Instruction> calls;
   for (const Instruction& i : m.insts)
-    if (i.opcode == op::FunctionCall && std::find(ids.begin(), ids.end(), i.word(3)) != ids.end()) calls.push_back(i);
+    if (i.opcode == spv::OpFunctionCall && std::find(ids.begin(), ids.end(), i.word(3)) != ids.end()) calls.push_back(i);
   return calls;
 }
 
@@ -100,13 +99,13 @@ inline std::vector<std::vector<uint32_t>> site_arguments(const std::map<uint32_t
   size_t n = 1;
   for (size_t w = 4; w < call.size(); ++w) {
     auto d = defs.find(call.words[w]);
-    if (d != defs.end() && d->second.opcode == op::Phi) n = (d->second.size() - 3) / 2;
+    if (d != defs.end() && d->second.opcode == spv::OpPhi) n = (d->second.size() - 3) / 2;
   }
   std::vector<std::vector<uint32_t>> out(n);
   for (size_t k = 0; k < n; ++k)
     for (size_t w = 4; w < call.size(); ++w) {
       auto d = defs.find(call.words[w]);
-      const bool phi = d != defs.end() && d->second.opcode == op::Phi;
+      const bool phi = d != defs.end() && d->second.opcode == spv::OpPhi;
       out[k].push_back(phi ? d->second.words[3 + 2 * k] : call.words[w]);
     }
   return out;

@@ -38,7 +38,7 @@ struct Block {
 bool blocks_of(const Module& m, size_t first_label, size_t function_end, std::vector<Block>& blocks) {
   std::unordered_map<uint32_t, size_t> index;  // label -> block
   for (size_t k = first_label; k < function_end; ++k) {
-    if (m.insts[k].opcode != op::Label) continue;
+    if (m.insts[k].opcode != spv::OpLabel) continue;
     if (!blocks.empty()) blocks.back().end = k;
     index.emplace(m.insts[k].result_id, blocks.size());
     blocks.push_back({k, function_end, {}, {}});
@@ -131,18 +131,19 @@ std::vector<size_t> new_order(const std::vector<Block>& blocks) {
 
 }  // namespace
 
-bool order_blocks(Module& m) {
+Status order_blocks(IRContext& ctx) {
+  Module& m = ctx.module();
   std::vector<Instruction> out;
   size_t copied = 0;  // m.insts[0, copied) are in `out` (once a function has changed)
   bool changed = false;
   for (size_t f = 0; f < m.insts.size(); ++f) {
-    if (m.insts[f].opcode != op::Function) continue;
+    if (m.insts[f].opcode != spv::OpFunction) continue;
     size_t first = f + 1, end = f + 1;
-    while (first < m.insts.size() && m.insts[first].opcode == op::FunctionParameter) ++first;
+    while (first < m.insts.size() && m.insts[first].opcode == spv::OpFunctionParameter) ++first;
     end = first;
-    while (end < m.insts.size() && m.insts[end].opcode != op::FunctionEnd) ++end;
+    while (end < m.insts.size() && m.insts[end].opcode != spv::OpFunctionEnd) ++end;
     std::vector<Block> blocks;
-    if (end == m.insts.size() || first == end || m.insts[first].opcode != op::Label ||
+    if (end == m.insts.size() || first == end || m.insts[first].opcode != spv::OpLabel ||
         !blocks_of(m, first, end, blocks)) {
       f = end;
       continue;
@@ -162,10 +163,10 @@ bool order_blocks(Module& m) {
     copied = end;
     f = end;
   }
-  if (!changed) return false;
+  if (!changed) return Status::Unchanged;
   std::move(m.insts.begin() + static_cast<std::ptrdiff_t>(copied), m.insts.end(), std::back_inserter(out));
   m.insts = std::move(out);
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

@@ -16,39 +16,39 @@ namespace zex {
 namespace passes {
 
 namespace {
-constexpr uint32_t kDecorationBuiltIn = 11;
 }  // namespace
 
-bool merge_duplicate_builtins(Module& m) {
+Status merge_duplicate_builtins(IRContext& ctx) {
+  Module& m = ctx.module();
   std::map<uint32_t, uint32_t> builtin_of;  // variable id -> BuiltIn
   for (const Instruction& i : m.insts)
-    if (i.opcode == op::Decorate && i.size() == 4 && i.words[2] == kDecorationBuiltIn) builtin_of[i.words[1]] = i.words[3];
+    if (i.opcode == spv::OpDecorate && i.size() == 4 && i.words[2] == spv::DecorationBuiltIn) builtin_of[i.words[1]] = i.words[3];
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> canonical;  // (built-in, type) -> first variable
   std::map<uint32_t, uint32_t> replace;                          // duplicate -> canonical
   for (const Instruction& i : m.insts) {
-    if (i.opcode != op::Variable) continue;
+    if (i.opcode != spv::OpVariable) continue;
     auto b = builtin_of.find(i.result_id);
     if (b == builtin_of.end()) continue;
     auto [it, fresh] = canonical.emplace(std::make_pair(b->second, i.type_id), i.result_id);
     if (!fresh) replace[i.result_id] = it->second;
   }
-  if (replace.empty()) return false;
+  if (replace.empty()) return Status::Unchanged;
 
   auto names_duplicate = [&](const Instruction& i) {
     switch (i.opcode) {
-      case op::Variable: return replace.count(i.result_id) != 0;
-      case op::Name:
-      case op::Decorate:
-      case op::MemberDecorate:
-      case op::DecorateId:
-      case op::DecorateString: return replace.count(i.word(1)) != 0;
+      case spv::OpVariable: return replace.count(i.result_id) != 0;
+      case spv::OpName:
+      case spv::OpDecorate:
+      case spv::OpMemberDecorate:
+      case spv::OpDecorateId:
+      case spv::OpDecorateString: return replace.count(i.word(1)) != 0;
       default: return false;
     }
   };
   m.insts.erase(std::remove_if(m.insts.begin(), m.insts.end(), names_duplicate), m.insts.end());
   for (Instruction& i : m.insts) {
     i.replace_ids(replace);
-    if (i.opcode != op::EntryPoint) continue;
+    if (i.opcode != spv::OpEntryPoint) continue;
     // Execution model, function, name, then the interface <id>s: each one once.
     size_t first = i.size();
     for (const Operand& o : i.operands)
@@ -69,7 +69,7 @@ bool merge_duplicate_builtins(Module& m) {
     i.operands = std::move(operands);
     i.fix_word_count();
   }
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

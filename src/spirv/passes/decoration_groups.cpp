@@ -30,14 +30,12 @@ namespace passes {
 
 namespace {
 
-constexpr uint16_t kDecorationGroup = 73, kGroupDecorate = 74, kGroupMemberDecorate = 75;
-constexpr uint32_t kBuiltIn = 11, kLinkageAttributes = 41;
 constexpr size_t kMaxTargets = 65000;  // an instruction has at most 65535 words
 
 Instruction group_decorate(uint32_t group, std::vector<uint32_t>::const_iterator begin,
                            std::vector<uint32_t>::const_iterator end) {
   Instruction g;
-  g.opcode = kGroupDecorate;
+  g.opcode = spv::OpGroupDecorate;
   g.words.push_back(0);
   add_operand(g, group, SPV_OPERAND_TYPE_ID);
   for (auto it = begin; it != end; ++it) add_operand(g, *it, SPV_OPERAND_TYPE_ID);
@@ -46,18 +44,19 @@ Instruction group_decorate(uint32_t group, std::vector<uint32_t>::const_iterator
 
 }  // namespace
 
-bool group_decorations(Module& m) {
+Status group_decorations(IRContext& ctx) {
+  Module& m = ctx.module();
   // The ids the link does not look at.
   std::unordered_set<uint32_t> groupable, linked;
   for (const Instruction& i : m.insts)
-    if (i.opcode == op::Decorate && i.size() >= 3 && i.words[2] == kLinkageAttributes) linked.insert(i.words[1]);
+    if (i.opcode == spv::OpDecorate && i.size() >= 3 && i.words[2] == spv::DecorationLinkageAttributes) linked.insert(i.words[1]);
   for (size_t k = 0; k < m.insts.size(); ++k) {
     const Instruction& i = m.insts[k];
-    if (i.opcode == op::Variable && i.result_id) groupable.insert(i.result_id);
-    if (i.opcode != op::Function) continue;
+    if (i.opcode == spv::OpVariable && i.result_id) groupable.insert(i.result_id);
+    if (i.opcode != spv::OpFunction) continue;
     size_t end = k + 1;
     bool defined = false;
-    for (; end < m.insts.size() && m.insts[end].opcode != op::FunctionEnd; ++end) defined = defined || m.insts[end].opcode == op::Label;
+    for (; end < m.insts.size() && m.insts[end].opcode != spv::OpFunctionEnd; ++end) defined = defined || m.insts[end].opcode == spv::OpLabel;
     if (defined)
       for (size_t j = k; j < end; ++j)
         if (m.insts[j].result_id) groupable.insert(m.insts[j].result_id);
@@ -68,8 +67,8 @@ bool group_decorations(Module& m) {
   std::vector<std::vector<uint32_t>> keys;
   for (size_t k = 0; k < m.insts.size(); ++k) {
     const Instruction& i = m.insts[k];
-    if (i.opcode != op::Decorate || i.size() < 3 || !i.annotations.empty()) continue;
-    if (i.words[2] == kBuiltIn || i.words[2] == kLinkageAttributes || !groupable.count(i.words[1]) ||
+    if (i.opcode != spv::OpDecorate || i.size() < 3 || !i.annotations.empty()) continue;
+    if (i.words[2] == spv::DecorationBuiltIn || i.words[2] == spv::DecorationLinkageAttributes || !groupable.count(i.words[1]) ||
         linked.count(i.words[1]))
       continue;
     std::vector<uint32_t> key(i.words.begin() + 2, i.words.end());
@@ -87,7 +86,7 @@ bool group_decorations(Module& m) {
     Instruction d = m.insts[at[0]];  // its operand types, on the group
     d.words[1] = g;
     groups.push_back(std::move(d));
-    groups.push_back(make_instruction(kDecorationGroup, 0, g, {}));
+    groups.push_back(make_instruction(spv::OpDecorationGroup, 0, g, {}));
     // An id decorated twice the same way (llvm-spirv writes some NoSignedWrap twice) is listed once,
     // as the linker would have removed the duplicate.
     std::vector<uint32_t> targets;
@@ -101,7 +100,7 @@ bool group_decorations(Module& m) {
       groups.push_back(group_decorate(g, targets.begin() + static_cast<std::ptrdiff_t>(b),
                                       targets.begin() + static_cast<std::ptrdiff_t>(std::min(targets.size(), b + kMaxTargets))));
   }
-  if (groups.empty()) return false;
+  if (groups.empty()) return Status::Unchanged;
   std::vector<Instruction> out;
   out.reserve(m.insts.size() + groups.size());
   for (size_t k = 0; k < m.insts.size(); ++k) {
@@ -110,18 +109,19 @@ bool group_decorations(Module& m) {
     if (!grouped[k]) out.push_back(std::move(m.insts[k]));
   }
   m.insts = std::move(out);
-  return true;
+  return Status::Changed;
 }
 
-bool expand_decoration_groups(Module& m) {
+Status expand_decoration_groups(IRContext& ctx) {
+  Module& m = ctx.module();
   std::set<uint32_t> groups;
   for (const Instruction& i : m.insts)
-    if (i.opcode == kDecorationGroup) groups.insert(i.result_id);
+    if (i.opcode == spv::OpDecorationGroup) groups.insert(i.result_id);
   for (const Instruction& i : m.insts)
-    if (i.opcode == kGroupMemberDecorate) groups.erase(i.word(1));
-  if (groups.empty()) return false;
+    if (i.opcode == spv::OpGroupMemberDecorate) groups.erase(i.word(1));
+  if (groups.empty()) return Status::Unchanged;
   auto decorates_group = [&](const Instruction& i) {
-    return (i.opcode == op::Decorate || i.opcode == op::DecorateId || i.opcode == op::DecorateString) &&
+    return (i.opcode == spv::OpDecorate || i.opcode == spv::OpDecorateId || i.opcode == spv::OpDecorateString) &&
            i.size() >= 3 && groups.count(i.words[1]);
   };
   std::map<uint32_t, std::vector<const Instruction*>> decorations;  // group -> its decorations
@@ -130,8 +130,8 @@ bool expand_decoration_groups(Module& m) {
   std::vector<Instruction> out;
   out.reserve(m.insts.size());
   for (const Instruction& i : m.insts) {
-    if ((i.opcode == kDecorationGroup && groups.count(i.result_id)) || decorates_group(i)) continue;
-    if (i.opcode == kGroupDecorate && groups.count(i.word(1))) {
+    if ((i.opcode == spv::OpDecorationGroup && groups.count(i.result_id)) || decorates_group(i)) continue;
+    if (i.opcode == spv::OpGroupDecorate && groups.count(i.word(1))) {
       for (size_t t = 2; t < i.size(); ++t)
         for (const Instruction* d : decorations[i.words[1]]) {
           Instruction c = *d;
@@ -143,7 +143,7 @@ bool expand_decoration_groups(Module& m) {
     out.push_back(i);
   }
   m.insts = std::move(out);
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

@@ -11,11 +11,10 @@ namespace zex {
 namespace passes {
 
 std::vector<std::string> kernel_names(const Module& m) {
-  constexpr uint32_t kExecutionModelKernel = 6;
-  std::vector<std::string> names;
+    std::vector<std::string> names;
   for (const Instruction& i : m.insts) {
-    if (i.opcode == op::Function) break;  // entry points precede every function
-    if (i.opcode == op::EntryPoint && i.size() >= 4 && i.words[1] == kExecutionModelKernel)
+    if (i.opcode == spv::OpFunction) break;  // entry points precede every function
+    if (i.opcode == spv::OpEntryPoint && i.size() >= 4 && i.words[1] == spv::ExecutionModelKernel)
       names.push_back(i.string_at(3));
   }
   return names;
@@ -23,8 +22,6 @@ std::vector<std::string> kernel_names(const Module& m) {
 
 namespace {
 
-constexpr uint16_t kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeStruct = 30, kOpTypePointer = 32;
-constexpr uint32_t kStorageFunction = 7, kDecorationFuncParamAttr = 38, kFuncParamAttrByVal = 2;
 
 // zex_state_t as a kernel parameter: a struct of three 64-bit integers, by value, or (as llvm-spirv
 // writes a by-value aggregate) a Function-storage pointer to one.
@@ -34,11 +31,11 @@ bool is_state_type(const std::map<uint32_t, const Instruction*>& defs, uint32_t 
     return it == defs.end() ? nullptr : it->second;
   };
   const Instruction* t = def(type);
-  if (t && t->opcode == kOpTypePointer && t->word(2) == kStorageFunction) t = def(t->word(3));
-  if (!t || t->opcode != kOpTypeStruct || t->size() != 5) return false;
+  if (t && t->opcode == spv::OpTypePointer && t->word(2) == spv::StorageClassFunction) t = def(t->word(3));
+  if (!t || t->opcode != spv::OpTypeStruct || t->size() != 5) return false;
   for (size_t k = 2; k < 5; ++k) {
     const Instruction* m = def(t->word(k));
-    if (!m || m->opcode != kOpTypeInt || m->word(2) != 64) return false;
+    if (!m || m->opcode != spv::OpTypeInt || m->word(2) != 64) return false;
   }
   return true;
 }
@@ -46,20 +43,19 @@ bool is_state_type(const std::map<uint32_t, const Instruction*>& defs, uint32_t 
 }  // namespace
 
 std::vector<std::string> kernels_without_state(const Module& m) {
-  constexpr uint32_t kExecutionModelKernel = 6;
-  std::map<uint32_t, const Instruction*> defs;
+    std::map<uint32_t, const Instruction*> defs;
   std::map<uint32_t, std::string> entry;  // function id -> kernel name
   for (const Instruction& i : m.insts) {
     if (i.result_id) defs[i.result_id] = &i;
-    if (i.opcode == op::EntryPoint && i.size() >= 4 && i.words[1] == kExecutionModelKernel)
+    if (i.opcode == spv::OpEntryPoint && i.size() >= 4 && i.words[1] == spv::ExecutionModelKernel)
       entry[i.words[2]] = i.string_at(3);
   }
   std::vector<std::string> out;
   for (size_t k = 0; k < m.insts.size(); ++k) {
     const Instruction& f = m.insts[k];
-    if (f.opcode != op::Function || !entry.count(f.result_id)) continue;
+    if (f.opcode != spv::OpFunction || !entry.count(f.result_id)) continue;
     const Instruction* last = nullptr;
-    for (size_t p = k + 1; p < m.insts.size() && m.insts[p].opcode == op::FunctionParameter; ++p)
+    for (size_t p = k + 1; p < m.insts.size() && m.insts[p].opcode == spv::OpFunctionParameter; ++p)
       last = &m.insts[p];
     if (!last || !is_state_type(defs, last->type_id)) out.push_back(entry[f.result_id]);
   }
@@ -68,15 +64,14 @@ std::vector<std::string> kernels_without_state(const Module& m) {
 
 std::map<std::string, std::vector<uint8_t>> kernel_param_kinds(const Module& m) {
   namespace pk = detail::param_kind;
-  constexpr uint32_t kExecutionModelKernel = 6;
-  std::map<uint32_t, const Instruction*> defs;
+    std::map<uint32_t, const Instruction*> defs;
   std::map<uint32_t, std::string> entry;  // function id -> kernel name
   std::set<uint32_t> by_value;            // parameters decorated FuncParamAttr ByVal
   for (const Instruction& i : m.insts) {
     if (i.result_id) defs[i.result_id] = &i;
-    if (i.opcode == op::EntryPoint && i.size() >= 4 && i.words[1] == kExecutionModelKernel)
+    if (i.opcode == spv::OpEntryPoint && i.size() >= 4 && i.words[1] == spv::ExecutionModelKernel)
       entry[i.words[2]] = i.string_at(3);
-    if (i.opcode == op::Decorate && i.word(2) == kDecorationFuncParamAttr && i.word(3) == kFuncParamAttrByVal)
+    if (i.opcode == spv::OpDecorate && i.word(2) == spv::DecorationFuncParamAttr && i.word(3) == spv::FunctionParameterAttributeByVal)
       by_value.insert(i.word(1));
   }
   auto kind = [&](const Instruction& param) -> uint8_t {
@@ -87,19 +82,19 @@ std::map<std::string, std::vector<uint8_t>> kernel_param_kinds(const Module& m) 
     // Only the widths a C++ scalar can have; anything else (an i1, an arbitrary-precision int) is
     // left to the driver's size check.
     const bool sized = bits == 8 || bits == 16 || bits == 32 || bits == 64;
-    if (t.opcode == kOpTypeInt && sized) return static_cast<uint8_t>(pk::kInt | (bits / 8));
-    if (t.opcode == kOpTypeFloat && sized && bits != 8) return static_cast<uint8_t>(pk::kFloat | (bits / 8));
-    if (t.opcode == kOpTypePointer)
-      return t.word(2) == kStorageFunction && by_value.count(param.result_id) ? pk::kAggregate : pk::kPointer;
-    if (t.opcode == kOpTypeStruct) return pk::kAggregate;
+    if (t.opcode == spv::OpTypeInt && sized) return static_cast<uint8_t>(pk::kInt | (bits / 8));
+    if (t.opcode == spv::OpTypeFloat && sized && bits != 8) return static_cast<uint8_t>(pk::kFloat | (bits / 8));
+    if (t.opcode == spv::OpTypePointer)
+      return t.word(2) == spv::StorageClassFunction && by_value.count(param.result_id) ? pk::kAggregate : pk::kPointer;
+    if (t.opcode == spv::OpTypeStruct) return pk::kAggregate;
     return pk::kOther;
   };
   std::map<std::string, std::vector<uint8_t>> out;
   for (size_t k = 0; k < m.insts.size(); ++k) {
     const Instruction& f = m.insts[k];
-    if (f.opcode != op::Function || !entry.count(f.result_id)) continue;
+    if (f.opcode != spv::OpFunction || !entry.count(f.result_id)) continue;
     std::vector<uint8_t>& kinds = out[entry[f.result_id]];
-    for (size_t p = k + 1; p < m.insts.size() && m.insts[p].opcode == op::FunctionParameter; ++p)
+    for (size_t p = k + 1; p < m.insts.size() && m.insts[p].opcode == spv::OpFunctionParameter; ++p)
       kinds.push_back(kind(m.insts[p]));
   }
   return out;

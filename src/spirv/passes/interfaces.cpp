@@ -36,7 +36,6 @@ namespace passes {
 
 namespace {
 
-constexpr uint32_t kStorageClassInput = 1, kStorageClassOutput = 3, kStorageClassFunction = 7;
 constexpr uint32_t kVersion14 = 0x00010400u;
 
 // Who uses an id: the functions with a user inside them, and module-scope users (by result id).
@@ -54,9 +53,9 @@ struct Graph {
     // The variables an interface lists: every module-scope one since SPIR-V 1.4, Input/Output before.
     const bool all = m.header[1] >= kVersion14;
     auto listed_kind = [&](const Instruction& i) {
-      if (i.opcode != op::Variable || i.size() < 4 || !i.result_id) return false;
+      if (i.opcode != spv::OpVariable || i.size() < 4 || !i.result_id) return false;
       const uint32_t sc = i.words[3];
-      return all ? sc != kStorageClassFunction : sc == kStorageClassInput || sc == kStorageClassOutput;
+      return all ? sc != spv::StorageClassFunction : sc == spv::StorageClassInput || sc == spv::StorageClassOutput;
     };
     // Only uses of variables, and of module-scope values built from variables (a constant table of
     // pointers), are followed: the types and constants every function uses are not recorded.
@@ -80,13 +79,13 @@ struct Graph {
       if (i.result_id && i.result_id < bound && !in && (uses_followed || listed_kind(i))) followed[i.result_id] = true;
     };
     for (const Instruction& i : m.insts) {
-      if (i.opcode == op::Function) function = i.result_id;
+      if (i.opcode == spv::OpFunction) function = i.result_id;
       // Lines before OpFunction are at module scope; those inside a function belong to it.
-      for (const Instruction& a : i.annotations) visit(a, i.opcode == op::Function ? 0 : function);
+      for (const Instruction& a : i.annotations) visit(a, i.opcode == spv::OpFunction ? 0 : function);
       visit(i, function);
-      if (i.opcode == op::FunctionCall && function && i.size() >= 4) callees[function].insert(i.words[3]);
+      if (i.opcode == spv::OpFunctionCall && function && i.size() >= 4) callees[function].insert(i.words[3]);
       if (listed_kind(i)) variables.push_back(i.result_id);
-      if (i.opcode == op::FunctionEnd) function = 0;
+      if (i.opcode == spv::OpFunctionEnd) function = 0;
     }
   }
 
@@ -129,7 +128,8 @@ struct Graph {
 
 }  // namespace
 
-bool complete_entry_point_interfaces(Module& m) {
+Status complete_entry_point_interfaces(IRContext& ctx) {
+  Module& m = ctx.module();
   const Graph g(m);
   // function -> the variables it uses, as indices into g.variables (the order of their definitions):
   // each entry point then looks only at the variables of its own call tree, not at every variable of
@@ -139,9 +139,9 @@ bool complete_entry_point_interfaces(Module& m) {
     for (uint32_t f : g.functions_using(g.variables[k])) used_by[f].push_back(k);
   bool changed = false;
   for (Instruction& e : m.insts) {
-    if (e.opcode == op::Function) break;  // entry points precede every function
+    if (e.opcode == spv::OpFunction) break;  // entry points precede every function
     // OpEntryPoint: execution model, entry function, name, then the interface <id>s.
-    if (e.opcode != op::EntryPoint || e.operands.size() < 3 || !is_id_use(e.operands[1].type)) continue;
+    if (e.opcode != spv::OpEntryPoint || e.operands.size() < 3 || !is_id_use(e.operands[1].type)) continue;
     std::set<uint32_t> listed;
     for (size_t k = 3; k < e.operands.size(); ++k) listed.insert(e.word(e.operands[k].offset));
     std::set<size_t> used;  // ordered: the missing variables are appended in the order of their definitions
@@ -158,7 +158,7 @@ bool complete_entry_point_interfaces(Module& m) {
       changed = true;
     }
   }
-  return changed;
+  return changed_if(changed);
 }
 
 }  // namespace passes

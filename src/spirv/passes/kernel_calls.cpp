@@ -26,8 +26,6 @@ namespace passes {
 
 namespace {
 
-constexpr uint16_t kGroupDecorate = 74;
-constexpr uint32_t kLinkageAttributes = 41;
 
 struct Range {
   size_t first, last;  // OpFunction, OpFunctionEnd in m.insts
@@ -62,11 +60,11 @@ bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std:
   std::set<uint32_t> entries;
   for (size_t k = 0; k < in.insts.size(); ++k) {
     const Instruction& i = in.insts[k];
-    if (i.opcode == op::EntryPoint) entries.insert(i.word(2));
-    if (i.opcode != op::Function) continue;
+    if (i.opcode == spv::OpEntryPoint) entries.insert(i.word(2));
+    if (i.opcode != spv::OpFunction) continue;
     size_t j = k + 1;
     bool defined = false;
-    for (; j < in.insts.size() && in.insts[j].opcode != op::FunctionEnd; ++j) defined = defined || in.insts[j].opcode == op::Label;
+    for (; j < in.insts.size() && in.insts[j].opcode != spv::OpFunctionEnd; ++j) defined = defined || in.insts[j].opcode == spv::OpLabel;
     if (j == in.insts.size()) return false;  // malformed: the pass declines it
     if (defined) fns[i.result_id] = {k, j};
     k = j;
@@ -79,15 +77,15 @@ bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std:
     const auto& is = in.insts;
     const size_t a = f->second.first, b = f->second.last;
     size_t labels = 0, p = a + 1;
-    while (p < b && is[p].opcode == op::FunctionParameter) ++p;
-    for (size_t q = p; q < b; ++q) labels += is[q].opcode == op::Label;
-    if (labels == 1 && b - p == 3 && is[p + 1].opcode == op::FunctionCall && fns.count(is[p + 1].word(3)) &&
-        is[p + 2].opcode == op::Return) {
+    while (p < b && is[p].opcode == spv::OpFunctionParameter) ++p;
+    for (size_t q = p; q < b; ++q) labels += is[q].opcode == spv::OpLabel;
+    if (labels == 1 && b - p == 3 && is[p + 1].opcode == spv::OpFunctionCall && fns.count(is[p + 1].word(3)) &&
+        is[p + 2].opcode == spv::OpReturn) {
       wrappers.insert(e);
       kernels.insert(is[p + 1].word(3));
     }
   }
-  auto kernel_call = [&](const Instruction& i) { return i.opcode == op::FunctionCall && kernels.count(i.word(3)); };
+  auto kernel_call = [&](const Instruction& i) { return i.opcode == spv::OpFunctionCall && kernels.count(i.word(3)); };
   bool any = false;
   for (auto& [id, r] : fns)
     if (!wrappers.count(id))
@@ -126,19 +124,19 @@ bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std:
   for (Instruction& i : m.insts) {
     insts.push_back(i);
     const uint16_t o = i.opcode;
-    if (o == op::Name && clone_of.count(i.word(1))) {
+    if (o == spv::OpName && clone_of.count(i.word(1))) {
       const uint32_t copy = clone_of.at(i.word(1));
       (*names)[copy] = i.string_at(2);
-      Instruction n = make_instruction(op::Name, 0, 0, {copy});
+      Instruction n = make_instruction(spv::OpName, 0, 0, {copy});
       n.operands[0].type = SPV_OPERAND_TYPE_ID;
       add_string_operand(n, "__zex_call_" + i.string_at(2));
       insts.push_back(std::move(n));
-    } else if ((o == op::Decorate || o == op::DecorateId || o == op::DecorateString) && clone_ids.count(i.word(1)) &&
-               i.word(2) != kLinkageAttributes) {
+    } else if ((o == spv::OpDecorate || o == spv::OpDecorateId || o == spv::OpDecorateString) && clone_ids.count(i.word(1)) &&
+               i.word(2) != spv::DecorationLinkageAttributes) {
       insts.push_back(i);
       insts.back().words[1] = clone_ids.at(i.word(1));
       insts.back().annotations.clear();
-    } else if (o == kGroupDecorate) {
+    } else if (o == spv::OpGroupDecorate) {
       for (size_t w = 2; w < i.size(); ++w)
         if (clone_ids.count(i.words[w])) add_operand(insts.back(), clone_ids.at(i.words[w]), SPV_OPERAND_TYPE_ID);
     }

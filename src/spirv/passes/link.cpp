@@ -40,26 +40,17 @@ namespace passes {
 
 namespace {
 
-namespace opl {
-constexpr uint16_t SourceContinued = 2, Source = 3, SourceExtension = 4, MemberName = 6, String = 7, Extension = 10,
-                   MemoryModel = 14, ExecutionMode = 16, Capability = 17, TypeFirst = 19, TypeStruct = 30,
-                   TypeOpaque = 31, TypeLast = 39, DecorationGroup = 73, GroupDecorate = 74, GroupMemberDecorate = 75,
-                   ModuleProcessed = 330, ExecutionModeId = 331, TypePipeStorage = 322, TypeNamedBarrier = 327,
-                   MemberDecorateString = 5633;
-}  // namespace opl
-
-constexpr uint32_t kLinkageAttributes = 41, kBuiltIn = 11, kImport = 1;
 
 bool is_type(uint16_t o) {
-  return (o >= opl::TypeFirst && o <= opl::TypeLast) || o == opl::TypePipeStorage || o == opl::TypeNamedBarrier;
+  return (o >= spv::OpTypeVoid && o <= spv::OpTypeForwardPointer) || o == spv::OpTypePipeStorage || o == spv::OpTypeNamedBarrier;
 }
 bool is_annotation_section(uint16_t o) {
-  return o == op::Decorate || o == op::MemberDecorate || o == opl::DecorationGroup || o == opl::GroupDecorate ||
-         o == opl::GroupMemberDecorate || o == op::DecorateId || o == op::DecorateString ||
-         o == opl::MemberDecorateString;
+  return o == spv::OpDecorate || o == spv::OpMemberDecorate || o == spv::OpDecorationGroup || o == spv::OpGroupDecorate ||
+         o == spv::OpGroupMemberDecorate || o == spv::OpDecorateId || o == spv::OpDecorateString ||
+         o == spv::OpMemberDecorateString;
 }
 bool is_debug_section(uint16_t o) {
-  return o == opl::SourceContinued || o == opl::Source || o == opl::SourceExtension || o == opl::String;
+  return o == spv::OpSourceContinued || o == spv::OpSource || o == spv::OpSourceExtension || o == spv::OpString;
 }
 
 // The logical layout of a module (SPIR-V 2.4), each section's instructions in order.
@@ -73,25 +64,25 @@ Sections split(Module& m) {
   Sections s;
   bool in_functions = false;
   for (Instruction& i : m.insts) {
-    if (i.opcode == op::Function) in_functions = true;
+    if (i.opcode == spv::OpFunction) in_functions = true;
     std::vector<Instruction*>* to = &s.globals;
     if (in_functions)
       to = &s.functions;
-    else if (i.opcode == opl::Capability)
+    else if (i.opcode == spv::OpCapability)
       to = &s.capabilities;
-    else if (i.opcode == opl::Extension)
+    else if (i.opcode == spv::OpExtension)
       to = &s.extensions;
-    else if (i.opcode == op::ExtInstImport)
+    else if (i.opcode == spv::OpExtInstImport)
       to = &s.imports;
-    else if (i.opcode == opl::MemoryModel)
+    else if (i.opcode == spv::OpMemoryModel)
       to = &s.memory_model;
-    else if (i.opcode == op::EntryPoint)
+    else if (i.opcode == spv::OpEntryPoint)
       to = &s.entry_points;
-    else if (i.opcode == opl::ExecutionMode || i.opcode == opl::ExecutionModeId)
+    else if (i.opcode == spv::OpExecutionMode || i.opcode == spv::OpExecutionModeId)
       to = &s.modes;
-    else if (i.opcode == op::Name || i.opcode == opl::MemberName)
+    else if (i.opcode == spv::OpName || i.opcode == spv::OpMemberName)
       to = &s.names;
-    else if (i.opcode == opl::ModuleProcessed)
+    else if (i.opcode == spv::OpModuleProcessed)
       to = &s.processed;
     else if (is_debug_section(i.opcode))
       to = &s.debug;
@@ -123,14 +114,14 @@ std::vector<uint32_t> type_key(const Instruction& t) {
 
 struct Linkage {
   std::string name;
-  uint32_t type = 0;  // kImport, export 0, LinkOnceODR 2
+  uint32_t type = 0;  // spv::LinkageTypeImport, export 0, LinkOnceODR 2
 };
 // `OpDecorate %id LinkageAttributes "name" Type` by target.
 std::map<uint32_t, Linkage> linkages(const std::vector<Instruction*>& annotations) {
   std::map<uint32_t, Linkage> out;
   for (const Instruction* p : annotations) {
     const Instruction& d = *p;
-    if (d.opcode == op::Decorate && d.size() >= 5 && d.words[2] == kLinkageAttributes)
+    if (d.opcode == spv::OpDecorate && d.size() >= 5 && d.words[2] == spv::DecorationLinkageAttributes)
       out[d.words[1]] = Linkage{d.string_at(3), d.words.back()};
   }
   return out;
@@ -139,18 +130,19 @@ std::map<uint32_t, Linkage> linkages(const std::vector<Instruction*>& annotation
 std::set<uint32_t> builtins(const std::vector<Instruction*>& annotations) {
   std::set<uint32_t> out;
   for (const Instruction* d : annotations)
-    if (d->opcode == op::Decorate && d->size() >= 4 && d->words[2] == kBuiltIn) out.insert(d->words[1]);
+    if (d->opcode == spv::OpDecorate && d->size() >= 4 && d->words[2] == spv::DecorationBuiltIn) out.insert(d->words[1]);
   return out;
 }
 
 bool is_import_of(const Instruction& d, const std::set<uint32_t>& ids) {
-  return d.opcode == op::Decorate && d.size() >= 5 && d.words[2] == kLinkageAttributes && d.words.back() == kImport &&
+  return d.opcode == spv::OpDecorate && d.size() >= 5 && d.words[2] == spv::DecorationLinkageAttributes && d.words.back() == spv::LinkageTypeImport &&
          ids.count(d.words[1]);
 }
 
 }  // namespace
 
-bool link_device_library(Module& user, const Module& library) {
+Status link_device_library(IRContext& ctx, const Module& library) {
+  Module& user = ctx.module();
   if (user.header[3] == 0 || library.header[3] == 0) throw std::invalid_argument("link_device_library: a module without an id bound");
   Module lib = library;  // small: the library is copied, the user module is not
   Sections u = split(user);
@@ -168,14 +160,14 @@ bool link_device_library(Module& user, const Module& library) {
   const std::set<uint32_t> ub = builtins(u.annotations), lb = builtins(l.annotations);
   std::map<std::string, uint32_t> exports;
   for (const auto& [id, k] : ll)
-    if (k.type != kImport) exports[k.name] = id;
+    if (k.type != spv::LinkageTypeImport) exports[k.name] = id;
   for (const auto& [id, k] : ul)
-    if (k.type != kImport && exports.count(k.name))
+    if (k.type != spv::LinkageTypeImport && exports.count(k.name))
       throw std::invalid_argument("link_device_library: the module exports '" + k.name + "', as the library does");
   std::map<uint32_t, uint32_t> resolved;  // user import -> library export
   std::set<uint32_t> dropped_imports;     // ids whose Import decoration goes (built-ins: the driver's)
   for (const auto& [id, k] : ul) {
-    if (k.type != kImport) continue;
+    if (k.type != spv::LinkageTypeImport) continue;
     auto e = exports.find(k.name);
     if (e != exports.end())
       resolved[id] = e->second;
@@ -185,7 +177,7 @@ bool link_device_library(Module& user, const Module& library) {
       throw std::invalid_argument("link_device_library: '" + k.name + "' is imported and not in the device library");
   }
   for (const auto& [id, k] : ll) {
-    if (k.type != kImport) continue;
+    if (k.type != spv::LinkageTypeImport) continue;
     if (!lb.count(id)) throw std::invalid_argument("link_device_library: the library imports '" + k.name + "'");
     dropped_imports.insert(id);
   }
@@ -195,17 +187,17 @@ bool link_device_library(Module& user, const Module& library) {
   for (const Instruction* i : u.globals)
     if (i->result_id) udef[i->result_id] = i;
   for (const Instruction* i : u.functions)
-    if (i->opcode == op::Function || i->opcode == op::FunctionParameter) udef[i->result_id] = i;
+    if (i->opcode == spv::OpFunction || i->opcode == spv::OpFunctionParameter) udef[i->result_id] = i;
   for (const Instruction* i : l.globals)
     if (i->result_id) ldef[i->result_id] = i;
   for (const Instruction* i : l.functions)
-    if (i->opcode == op::Function || i->opcode == op::FunctionParameter) ldef[i->result_id] = i;
+    if (i->opcode == spv::OpFunction || i->opcode == spv::OpFunctionParameter) ldef[i->result_id] = i;
   std::set<uint32_t> decorated;  // types with decorations of their own (matched only if both are bare)
   for (const std::vector<Instruction*>* v : {&u.annotations, &l.annotations})
     for (const Instruction* p : *v) {
       const Instruction& d = *p;
-      if (d.opcode == opl::DecorationGroup || d.size() < 2) continue;
-      if (d.opcode == opl::GroupDecorate || d.opcode == opl::GroupMemberDecorate) {
+      if (d.opcode == spv::OpDecorationGroup || d.size() < 2) continue;
+      if (d.opcode == spv::OpGroupDecorate || d.opcode == spv::OpGroupMemberDecorate) {
         for (const Operand& o : d.operands)
           if (is_id_use(o.type)) decorated.insert(d.words[o.offset]);
       } else {
@@ -252,13 +244,13 @@ bool link_device_library(Module& user, const Module& library) {
     const Instruction& i = *di->second;
     const Instruction& e = *de->second;
     // A function's type is word 4, a variable's its result type.
-    const bool ok = i.opcode == op::Function ? match(e.word(4), i.word(4)) : match(e.type_id, i.type_id);
+    const bool ok = i.opcode == spv::OpFunction ? match(e.word(4), i.word(4)) : match(e.type_id, i.type_id);
     if (!ok) throw std::invalid_argument("link_device_library: the import of '" + ul.at(imp).name + "' does not match the library's type");
   }
   // The library's remaining types: the user's equal type where there is one.
   std::map<std::vector<uint32_t>, uint32_t> user_types;
   for (const Instruction* t : u.globals)
-    if (is_type(t->opcode) && t->opcode != opl::TypeStruct && t->opcode != opl::TypeOpaque && !decorated.count(t->result_id))
+    if (is_type(t->opcode) && t->opcode != spv::OpTypeStruct && t->opcode != spv::OpTypeOpaque && !decorated.count(t->result_id))
       user_types.emplace(type_key(*t), t->result_id);
   std::map<uint32_t, uint32_t> rename;  // library id -> user id, resolved import -> export
   std::set<uint32_t> merged;            // library types that are gone
@@ -272,7 +264,7 @@ bool link_device_library(Module& user, const Module& library) {
       merged.insert(t.result_id);
       continue;
     }
-    if (t.opcode == opl::TypeStruct || t.opcode == opl::TypeOpaque) continue;
+    if (t.opcode == spv::OpTypeStruct || t.opcode == spv::OpTypeOpaque) continue;
     auto same = user_types.find(type_key(t));
     if (same == user_types.end()) continue;
     if (decorated.count(t.result_id)) throw std::invalid_argument("link_device_library: a decorated library type equals a user type");
@@ -299,9 +291,9 @@ bool link_device_library(Module& user, const Module& library) {
   std::vector<Instruction*> user_functions;
   for (size_t k = 0; k < u.functions.size(); ++k) {
     Instruction* i = u.functions[k];
-    if (i->opcode == op::Function && import_ids.count(i->result_id)) {
-      for (; k < u.functions.size() && u.functions[k]->opcode != op::FunctionEnd; ++k) {
-        if (u.functions[k]->opcode == op::Label)
+    if (i->opcode == spv::OpFunction && import_ids.count(i->result_id)) {
+      for (; k < u.functions.size() && u.functions[k]->opcode != spv::OpFunctionEnd; ++k) {
+        if (u.functions[k]->opcode == spv::OpLabel)
           throw std::invalid_argument("link_device_library: an imported function with a body");
         if (u.functions[k]->result_id) gone.insert(u.functions[k]->result_id);
       }
@@ -310,10 +302,10 @@ bool link_device_library(Module& user, const Module& library) {
     user_functions.push_back(i);
   }
   for (const auto& r : resolved)
-    if (udef.at(r.first)->opcode != op::Function) gone.insert(r.first);  // an imported variable
+    if (udef.at(r.first)->opcode != spv::OpFunction) gone.insert(r.first);  // an imported variable
   for (const std::vector<Instruction*>* v : {&u.annotations, &l.annotations})
     for (const Instruction* d : *v)
-      if (d->opcode == opl::GroupDecorate || d->opcode == opl::GroupMemberDecorate)
+      if (d->opcode == spv::OpGroupDecorate || d->opcode == spv::OpGroupMemberDecorate)
         for (const Operand& o : d->operands)
           if (is_id_use(o.type) && gone.count(d->words[o.offset]))
             throw std::invalid_argument("link_device_library: a decoration group names an import");
@@ -341,8 +333,8 @@ bool link_device_library(Module& user, const Module& library) {
   };
   auto named_kept = [&](const Instruction& n) { return n.size() >= 2 && !gone.count(n.words[1]); };
   auto decoration_kept = [&](const Instruction& d) {
-    if (d.opcode == op::Decorate || d.opcode == op::MemberDecorate || d.opcode == op::DecorateId ||
-        d.opcode == op::DecorateString || d.opcode == opl::MemberDecorateString)
+    if (d.opcode == spv::OpDecorate || d.opcode == spv::OpMemberDecorate || d.opcode == spv::OpDecorateId ||
+        d.opcode == spv::OpDecorateString || d.opcode == spv::OpMemberDecorateString)
       return d.size() >= 2 && !gone.count(d.words[1]) && !is_import_of(d, dropped_imports);
     return true;
   };
@@ -371,7 +363,7 @@ bool link_device_library(Module& user, const Module& library) {
   keep(l.functions, true);
   user.insts = std::move(out);
   user.header[3] = user.header[3] + lib.header[3] - 1;
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

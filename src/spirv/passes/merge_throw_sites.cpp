@@ -54,15 +54,11 @@ struct Region {
 // Instructions a cold region may compute besides the zex calls: addresses of its strings and casts, as
 // compilers emit them (tests/kernels/device/compiler_style.spvasm). Their first operand may differ per site.
 bool is_pure(uint16_t o) {
-  constexpr uint16_t kCopyObject = 83, kCompositeExtract = 81, kAccessChain = 65, kInBoundsAccessChain = 66,
-                     kPtrAccessChain = 67, kInBoundsPtrAccessChain = 70, kConvertPtrToU = 117, kUConvert = 113,
-                     kSConvert = 114, kConvertUToPtr = 120, kPtrCastToGeneric = 121, kGenericCastToPtr = 122,
-                     kBitcast = 124, kIAdd = 128;
-  switch (o) {
-    case kCopyObject: case kCompositeExtract: case kAccessChain: case kInBoundsAccessChain: case kPtrAccessChain:
-    case kInBoundsPtrAccessChain: case kConvertPtrToU: case kUConvert: case kSConvert: case kConvertUToPtr:
-    case kPtrCastToGeneric: case kGenericCastToPtr: case kBitcast:
-    case kIAdd:  // a throw path's id in a function with a hidden base: offset (varies) + base
+    switch (o) {
+    case spv::OpCopyObject: case spv::OpCompositeExtract: case spv::OpAccessChain: case spv::OpInBoundsAccessChain: case spv::OpPtrAccessChain:
+    case spv::OpInBoundsPtrAccessChain: case spv::OpConvertPtrToU: case spv::OpUConvert: case spv::OpSConvert: case spv::OpConvertUToPtr:
+    case spv::OpPtrCastToGeneric: case spv::OpGenericCastToPtr: case spv::OpBitcast:
+    case spv::OpIAdd:  // a throw path's id in a function with a hidden base: offset (varies) + base
       return true;
     default: return false;
   }
@@ -85,7 +81,7 @@ class Merger {
   Insts run(const Insts& body) {
     Insts head;
     for (const Instruction& i : body) {
-      if (i.opcode == op::Label)
+      if (i.opcode == spv::OpLabel)
         blocks_.push_back({i, {}});
       else if (blocks_.empty())
         head.push_back(i);
@@ -103,7 +99,7 @@ class Merger {
     std::set<uint32_t> pinned;  // structured merge targets keep their identity
     for (const Block& b : blocks_)
       for (const Instruction& i : b.insts)
-        if (i.opcode == op::SelectionMerge || i.opcode == op::LoopMerge)
+        if (i.opcode == spv::OpSelectionMerge || i.opcode == spv::OpLoopMerge)
           for (size_t k = 1; k < 3 && k < i.size(); ++k) pinned.insert(i.words[k]);
 
     std::vector<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> groups;  // key -> labels, in order
@@ -174,7 +170,7 @@ class Merger {
 
   // The operand words of `i` at which sites may pass different values (through an OpPhi).
   bool may_vary(const Instruction& i, size_t offset) const {
-    return i.opcode == op::FunctionCall ? offset >= 4 : is_pure(i.opcode) && offset == 3;
+    return i.opcode == spv::OpFunctionCall ? offset >= 4 : is_pure(i.opcode) && offset == 3;
   }
 
   // Appends r.seq's shape to r.key; false if r is not a zex throw region: every instruction a zex call
@@ -185,13 +181,13 @@ class Merger {
     bool any_zex = false;
     for (size_t k = 0; k < r.seq.size(); ++k) {
       const Instruction& i = r.seq[k];
-      if (i.opcode == op::FunctionCall) {
+      if (i.opcode == spv::OpFunctionCall) {
         if (i.size() < 4 || !zex_name(i.words[3])) return false;
         auto p = params_.find(i.words[3]);
         if (p == params_.end() || p->second.size() != i.size() - 4) return false;
         any_zex = true;
       } else if (!is_pure(i.opcode) &&
-                 !(r.b_label && k + 1 == r.n_a && (i.opcode == op::IEqual || i.opcode == op::INotEqual))) {
+                 !(r.b_label && k + 1 == r.n_a && (i.opcode == spv::OpIEqual || i.opcode == spv::OpINotEqual))) {
         return false;
       }
       r.key.insert(r.key.end(), {i.opcode, i.type_id, static_cast<uint32_t>(i.size())});
@@ -230,7 +226,7 @@ class Merger {
     const Insts& insts = *block(label);
     if (insts.size() < 2) return false;
     const Instruction& t = insts.back();
-    if (t.opcode == op::Branch || t.opcode == op::Return || t.opcode == op::ReturnValue) {
+    if (t.opcode == spv::OpBranch || t.opcode == spv::OpReturn || t.opcode == spv::OpReturnValue) {
       r.key = {1};
       r.key.insert(r.key.end(), t.words.begin(), t.words.end());
       r.seq.assign(insts.begin(), insts.end() - 1);
@@ -238,16 +234,16 @@ class Merger {
       r.term = t;
       return shape(r);
     }
-    if (t.opcode != op::BranchConditional || t.size() < 4 || insts.size() < 3) return false;
+    if (t.opcode != spv::OpBranchConditional || t.size() < 4 || insts.size() < 3) return false;
     const Instruction& cmp = insts[insts.size() - 2];
-    if ((cmp.opcode != op::IEqual && cmp.opcode != op::INotEqual) || cmp.result_id != t.words[1]) return false;
+    if ((cmp.opcode != spv::OpIEqual && cmp.opcode != spv::OpINotEqual) || cmp.result_id != t.words[1]) return false;
     for (size_t b_pos : {size_t{2}, size_t{3}}) {
       const uint32_t blab = t.words[b_pos], xlab = t.words[5 - b_pos];
       const Insts* b = block(blab);
       if (!b || b->empty() || blab == label || blab == xlab) continue;
       const std::vector<uint32_t>& bp = preds_[blab];
       if (bp.size() != 1 || bp[0] != label) continue;
-      if (b->back().opcode != op::Branch || b->back().word(1) != xlab) continue;
+      if (b->back().opcode != spv::OpBranch || b->back().word(1) != xlab) continue;
       Region c;
       c.key = {2, static_cast<uint32_t>(b_pos), xlab};
       c.seq.assign(insts.begin(), insts.end() - 1);
@@ -269,7 +265,7 @@ class Merger {
   // Whether the exit's OpPhis can take one value per side from the merged region.
   bool exit_phis_agree(uint32_t exit_label, const std::set<uint32_t>& a_side, const std::set<uint32_t>& b_side) {
     for (const Instruction& i : *block(exit_label)) {
-      if (i.opcode != op::Phi) break;
+      if (i.opcode != spv::OpPhi) break;
       for (const std::set<uint32_t>* side : {&a_side, &b_side}) {
         std::set<uint32_t> vals;
         for (size_t k = 3; k + 1 < i.size(); k += 2)
@@ -284,7 +280,7 @@ class Merger {
                    const std::set<uint32_t>& pinned, std::set<uint32_t>& removed,
                    std::map<uint32_t, std::vector<Block>>& made) {
     const Region& first = info[labels[0]];
-    const bool has_exit = kind == 2 || first.term.opcode == op::Branch;
+    const bool has_exit = kind == 2 || first.term.opcode == spv::OpBranch;
     const uint32_t exit_label = kind == 2 ? first.exit : first.term.word(1);
     if (has_exit && !block(exit_label)) return;  // branches out of the function: malformed
     std::set<uint32_t> members(labels.begin(), labels.end());
@@ -343,14 +339,14 @@ class Merger {
           if (same) continue;
           std::vector<uint32_t> pairs;
           for (auto& [p, l] : edges) pairs.insert(pairs.end(), {info[l].seq[ci].words[w], p});
-          phis.push_back(make_instruction(op::Phi, *type_of(in.words[w]), next_id_++, pairs));  // shape() checked the type
+          phis.push_back(make_instruction(spv::OpPhi, *type_of(in.words[w]), next_id_++, pairs));  // shape() checked the type
           nc.words[w] = phis.back().result_id;
         }
       }
       seq.push_back(std::move(nc));
     }
     std::vector<Block> blocks;
-    Block a{make_instruction(op::Label, 0, a_label, {}), phis};
+    Block a{make_instruction(spv::OpLabel, 0, a_label, {}), phis};
     a.insts.insert(a.insts.end(), seq.begin(), seq.begin() + static_cast<std::ptrdiff_t>(first.n_a));
     a.insts.push_back(moved(first.term));
     if (kind == 2) {
@@ -360,7 +356,7 @@ class Merger {
     }
     blocks.push_back(std::move(a));
     if (kind == 2) {
-      Block b{make_instruction(op::Label, 0, b_label, {}), {}};
+      Block b{make_instruction(spv::OpLabel, 0, b_label, {}), {}};
       b.insts.insert(b.insts.end(), seq.begin() + static_cast<std::ptrdiff_t>(first.n_a), seq.end());
       b.insts.push_back(moved(first.b_term));
       blocks.push_back(std::move(b));
@@ -368,7 +364,7 @@ class Merger {
     for (auto& [p, l] : edges) retarget(block(p)->back(), l, a_label);
     if (has_exit)
       for (Instruction& i : *block(exit_label)) {
-        if (i.opcode != op::Phi) break;
+        if (i.opcode != spv::OpPhi) break;
         std::vector<uint32_t> keep;
         bool has_a = false, has_b = false;
         uint32_t va = 0, vb = 0;
@@ -386,7 +382,7 @@ class Merger {
         }
         if (has_a) keep.insert(keep.end(), {va, a_label});
         if (has_b) keep.insert(keep.end(), {vb, b_label});
-        Instruction phi = make_instruction(op::Phi, i.type_id, i.result_id, keep);
+        Instruction phi = make_instruction(spv::OpPhi, i.type_id, i.result_id, keep);
         phi.annotations = std::move(i.annotations);
         i = std::move(phi);
       }
@@ -416,29 +412,20 @@ class Merger {
 
 }  // namespace
 
-std::map<uint32_t, std::string> imported_functions(const Module& m) {
-  constexpr uint32_t kDecorationLinkage = 41, kLinkageImport = 1;
-  std::map<uint32_t, std::string> out;
-  for (const Instruction& i : m.insts)
-    if (i.opcode == op::Decorate && i.size() >= 5 && i.words[2] == kDecorationLinkage &&
-        i.words.back() == kLinkageImport)
-      out[i.words[1]] = i.string_at(3);
-  return out;
-}
-
-bool merge_throw_sites(Module& m) {
+Status merge_throw_sites(IRContext& ctx) {
+  Module& m = ctx.module();
   std::map<uint32_t, std::string> zex;
-  for (auto& [id, name] : imported_functions(m))
+  for (auto& [id, name] : ctx.imports())
     if (name.rfind("zex_", 0) == 0) zex[id] = name;
-  if (zex.empty()) return false;
+  if (zex.empty()) return Status::Unchanged;
   Params params;
   std::vector<uint32_t>* cur = nullptr;
   for (const Instruction& i : m.insts) {
-    if (i.opcode == op::Function)
+    if (i.opcode == spv::OpFunction)
       cur = &params[i.result_id];
-    else if (i.opcode == op::FunctionParameter && cur)
+    else if (i.opcode == spv::OpFunctionParameter && cur)
       cur->push_back(i.type_id);
-    else if (i.opcode == op::Label || i.opcode == op::FunctionEnd)
+    else if (i.opcode == spv::OpLabel || i.opcode == spv::OpFunctionEnd)
       cur = nullptr;
   }
   std::map<uint32_t, uint32_t> types;
@@ -449,11 +436,11 @@ bool merge_throw_sites(Module& m) {
   Insts out;
   for (size_t i = 0; i < m.insts.size();) {
     out.push_back(m.insts[i]);
-    if (m.insts[i++].opcode != op::Function) continue;
+    if (m.insts[i++].opcode != spv::OpFunction) continue;
     size_t j = i;
-    while (j < m.insts.size() && m.insts[j].opcode != op::FunctionEnd) ++j;
+    while (j < m.insts.size() && m.insts[j].opcode != spv::OpFunctionEnd) ++j;
     Insts body(m.insts.begin() + static_cast<std::ptrdiff_t>(i), m.insts.begin() + static_cast<std::ptrdiff_t>(j));
-    if (std::any_of(body.begin(), body.end(), [](const Instruction& x) { return x.opcode == op::Label; })) {
+    if (std::any_of(body.begin(), body.end(), [](const Instruction& x) { return x.opcode == spv::OpLabel; })) {
       Merger mg(zex, params, types, next_id, dead);
       body = mg.run(body);
       next_id = mg.next_id();
@@ -461,15 +448,15 @@ bool merge_throw_sites(Module& m) {
     out.insert(out.end(), body.begin(), body.end());
     i = j;
   }
-  if (next_id == m.header[3]) return false;  // nothing merged: every new region takes new ids
+  if (next_id == m.header[3]) return Status::Unchanged;  // nothing merged: every new region takes new ids
   out.erase(std::remove_if(out.begin(), out.end(),
                            [&](const Instruction& i) {
-                             return (i.opcode == op::Name || i.opcode == op::Decorate) && dead.count(i.word(1));
+                             return (i.opcode == spv::OpName || i.opcode == spv::OpDecorate) && dead.count(i.word(1));
                            }),
             out.end());
   m.insts = std::move(out);
   m.header[3] = next_id;
-  return true;
+  return Status::Changed;
 }
 
 }  // namespace passes

@@ -1,7 +1,10 @@
-// zex's SPIR-V passes, each in its own file of src/spirv/passes/, all on the parsed module of ir.hpp. The
-// order zex::Module runs them in, and what each one keeps, is in docs/spirv-passes.md.
+// zex's SPIR-V passes, each in its own file of src/spirv/passes/, all on one IRContext (context.hpp): a
+// pass takes the context and returns whether it changed the module (Status). The Module& forms are for
+// callers without a context (tests, tools): each runs the pass on a context of its own. The order
+// zex::Module runs them in, and what each one keeps, is in docs/spirv-passes.md.
 #pragma once
 
+#include "spirv/context.hpp"
 #include "spirv/ir.hpp"
 
 #include <zex/detail/sites.hpp>
@@ -18,13 +21,19 @@ namespace passes {
 std::map<uint32_t, std::string> imported_functions(const Module& m);
 
 /// Gives every function one shared cold region for its zex throw sites (merge_throw_sites.cpp).
-/// Returns true if it changed the module; a shape it does not know is left as it is.
-bool merge_throw_sites(Module& m);
+/// Returns Status::Changed if it changed the module; a shape it does not know is left as it is.
+Status merge_throw_sites(IRContext& ctx);
+inline bool merge_throw_sites(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return merge_throw_sites(c); });
+}
 
 /// A throw ends the work-item wherever it happens (functions that may throw return a flag their callers
 /// check), and every identified throw path gets an id: its zex_throw becomes zex_throw_site, and `sites`
-/// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns true if it changed the module.
-bool number_throw_paths(Module& m, detail::SiteTable* sites);
+/// (if given) receives the table, id k at [k - 1] (throw_paths.cpp). Returns Status::Changed if it changed the module.
+Status number_throw_paths(IRContext& ctx, detail::SiteTable* sites);
+inline bool number_throw_paths(Module& m, detail::SiteTable* sites) {
+  return run_on_module(m, [&](IRContext& c) { return number_throw_paths(c, sites); });
+}
 
 /// A copy of every kernel that another function calls (OpenCL C allows it), as an ordinary function
 /// the calls go to, so that number_throw_paths can make it return a flag (kernel_calls.cpp). Writes
@@ -35,18 +44,27 @@ bool clone_called_kernels(const Module& in, Module* out, std::map<uint32_t, std:
 /// In a kernel where a work-group barrier can follow a throw, the thrower does not return: it sets a
 /// private flag and runs on, its memory accesses redirected to scratch variables and its calls and
 /// zex calls skipped, so that it still reaches every barrier (barrier_throws.cpp). Run after
-/// number_throw_paths. Returns true if it changed the module. A shape it does not know throws
+/// number_throw_paths. Returns Status::Changed if it changed the module. A shape it does not know throws
 /// std::invalid_argument and leaves the module as it was (it writes the module only at its end).
-bool converge_throws_at_barriers(Module& m);
+Status converge_throws_at_barriers(IRContext& ctx);
+inline bool converge_throws_at_barriers(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return converge_throws_at_barriers(c); });
+}
 
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
-/// Returns true if it changed the module.
-bool merge_duplicate_builtins(Module& m);
+/// Returns Status::Changed if it changed the module.
+Status merge_duplicate_builtins(IRContext& ctx);
+inline bool merge_duplicate_builtins(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return merge_duplicate_builtins(c); });
+}
 
 /// Struct-wraps the string constants whose address reaches a zex_* call (strings.cpp): each becomes a
 /// new `{ [N x i8] }` variable named __zex_str_<n>, its zex uses re-pointed at member 0, the old
-/// variable kept for its other users (never shared with printf). Returns true if it changed the module.
-bool wrap_zex_strings(Module& m);
+/// variable kept for its other users (never shared with printf). Returns Status::Changed if it changed the module.
+Status wrap_zex_strings(IRContext& ctx);
+inline bool wrap_zex_strings(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return wrap_zex_strings(c); });
+}
 
 /// A __zex_str_<n> variable and its bytes (the whole array, NUL included).
 struct ZexString {
@@ -59,8 +77,11 @@ std::vector<ZexString> zex_strings(const Module& m);
 /// Adds to every OpEntryPoint the module-scope variables its call tree uses and it does not list,
 /// those reached through constants and initializers included, as SPIRV-Tools' validator counts them
 /// (interfaces.cpp; llvm-spirv-15 omits them): every such variable in SPIR-V 1.4+, the Input/Output
-/// ones before (the device library's built-ins after the link). Returns true if it changed the module.
-bool complete_entry_point_interfaces(Module& m);
+/// ones before (the device library's built-ins after the link). Returns Status::Changed if it changed the module.
+Status complete_entry_point_interfaces(IRContext& ctx);
+inline bool complete_entry_point_interfaces(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return complete_entry_point_interfaces(c); });
+}
 
 /// The names of the module's kernels (OpEntryPoint Kernel), in order (entry_points.cpp).
 std::vector<std::string> kernel_names(const Module& m);
@@ -75,17 +96,26 @@ std::map<std::string, std::vector<uint8_t>> kernel_param_kinds(const Module& m);
 
 /// Puts every function's blocks in dominance order (block_order.cpp): a function whose blocks do not
 /// all follow their immediate dominators gets a reverse post-order of its CFG, the entry first and the
-/// unreachable blocks last; other functions are left as they are. Returns true if it changed the module.
-bool order_blocks(Module& m);
+/// unreachable blocks last; other functions are left as they are. Returns Status::Changed if it changed the module.
+Status order_blocks(IRContext& ctx);
+inline bool order_blocks(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return order_blocks(c); });
+}
 
 /// Before the link: each decoration (with its literals) that the user module applies to many ids the
 /// link does not look at becomes one OpDecorationGroup and OpGroupDecorate, so that SPIRV-Tools'
-/// linker, quadratic in decorations, sees a few (decoration_groups.cpp). Returns true if it changed
+/// linker, quadratic in decorations, sees a few (decoration_groups.cpp). Returns Status::Changed if it changed
 /// the module.
-bool group_decorations(Module& m);
+Status group_decorations(IRContext& ctx);
+inline bool group_decorations(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return group_decorations(c); });
+}
 /// After the link: every decoration group (but those OpGroupMemberDecorate uses) written out as one
-/// OpDecorate per id again. Returns true if it changed the module.
-bool expand_decoration_groups(Module& m);
+/// OpDecorate per id again. Returns Status::Changed if it changed the module.
+Status expand_decoration_groups(IRContext& ctx);
+inline bool expand_decoration_groups(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return expand_decoration_groups(c); });
+}
 
 /// Removes what the validator is not asked to check (validate.cpp): every OpExtInst of a
 /// debug-information set (OpenCL.DebugInfo.100, NonSemantic.*) and its OpExtInstImport. Lines,
@@ -103,9 +133,12 @@ std::vector<uint32_t> validator_words(const Module& m, bool own_names);
 
 /// Links zex's device library into `user` (link.cpp): the library's ids above the user's, each user
 /// import of a library export replaced by it, equal types shared, imported built-ins left to the
-/// driver. Returns true. A shape it does not handle throws std::invalid_argument and leaves `user` as
+/// driver. Returns Status::Changed. A shape it does not handle throws std::invalid_argument and leaves `user` as
 /// it was (zex then links with SPIRV-Tools' linker).
-bool link_device_library(Module& user, const Module& library);
+Status link_device_library(IRContext& user, const Module& library);
+inline bool link_device_library(Module& user, const Module& library) {
+  return run_on_module(user, [&](IRContext& c) { return link_device_library(c, library); });
+}
 
 /// Runs `pass` (bool(Module&)) on the parsed words: the new words if it changed them, else `words`.
 /// @throws std::invalid_argument if the words do not parse

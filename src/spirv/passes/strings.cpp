@@ -27,35 +27,29 @@ namespace passes {
 
 namespace {
 
-constexpr uint16_t kTypeInt = 21, kTypeArray = 28, kTypeStruct = 30, kTypePointer = 32, kConstant = 43,
-                   kConstantComposite = 44, kConstantNull = 46, kSpecConstantOp = 52, kAccessChain = 65,
-                   kInBoundsAccessChain = 66, kPtrAccessChain = 67, kInBoundsPtrAccessChain = 70, kCopyObject = 83,
-                   kPtrCastToGeneric = 121, kGenericCastToPtr = 122, kGenericCastToPtrExplicit = 123, kBitcast = 124,
-                   kSelect = 169, kMemberName = 6, kSelectionMerge = op::SelectionMerge, kLoopMerge = op::LoopMerge;
-constexpr uint32_t kUniformConstant = 0, kDecorationLinkage = 41, kLinkageExport = 0;
 const std::string kPrefix = "__zex_str_";
 
 bool is_access_chain(uint32_t o) {
-  return o == kAccessChain || o == kInBoundsAccessChain || o == kPtrAccessChain || o == kInBoundsPtrAccessChain;
+  return o == spv::OpAccessChain || o == spv::OpInBoundsAccessChain || o == spv::OpPtrAccessChain || o == spv::OpInBoundsPtrAccessChain;
 }
-bool is_ptr_chain(uint32_t o) { return o == kPtrAccessChain || o == kInBoundsPtrAccessChain; }
+bool is_ptr_chain(uint32_t o) { return o == spv::OpPtrAccessChain || o == spv::OpInBoundsPtrAccessChain; }
 
 // Instructions whose result is the address they are given, moved or cast (the pointer operands).
 bool derives(const Instruction& i) {
   switch (i.opcode) {
-    case kAccessChain: case kInBoundsAccessChain: case kPtrAccessChain: case kInBoundsPtrAccessChain:
-    case kCopyObject: case kPtrCastToGeneric: case kGenericCastToPtr: case kGenericCastToPtrExplicit:
-    case kBitcast: case op::Phi: case kSelect: return true;
-    case kSpecConstantOp: return is_access_chain(i.word(3)) || i.word(3) == kBitcast;
+    case spv::OpAccessChain: case spv::OpInBoundsAccessChain: case spv::OpPtrAccessChain: case spv::OpInBoundsPtrAccessChain:
+    case spv::OpCopyObject: case spv::OpPtrCastToGeneric: case spv::OpGenericCastToPtr: case spv::OpGenericCastToPtrExplicit:
+    case spv::OpBitcast: case spv::OpPhi: case spv::OpSelect: return true;
+    case spv::OpSpecConstantOp: return is_access_chain(i.word(3)) || i.word(3) == spv::OpBitcast;
     default: return false;
   }
 }
 
 // Instructions that say something about an id without using its value.
 bool is_metadata(const Instruction& i) {
-  return i.debug || i.opcode == op::Name || i.opcode == kMemberName || i.opcode == op::Decorate ||
-         i.opcode == op::MemberDecorate || i.opcode == op::DecorateId || i.opcode == op::DecorateString ||
-         i.opcode == op::EntryPoint;
+  return i.debug || i.opcode == spv::OpName || i.opcode == spv::OpMemberName || i.opcode == spv::OpDecorate ||
+         i.opcode == spv::OpMemberDecorate || i.opcode == spv::OpDecorateId || i.opcode == spv::OpDecorateString ||
+         i.opcode == spv::OpEntryPoint;
 }
 
 // Inserts the <id> `id` as a new operand at word position `at` (access-chain index lists).
@@ -99,11 +93,11 @@ struct Round {
 
 class Wrapper {
  public:
-  explicit Wrapper(Module& m) : m_(m) {
-    for (auto& [id, name] : imported_functions(m))
+  explicit Wrapper(IRContext& ctx) : m_(ctx.module()) {
+    for (auto& [id, name] : ctx.imports())
       if (name.rfind("zex_", 0) == 0) zex_.insert(id);
-    for (const Instruction& i : m.insts)
-      if (i.opcode == op::Name && i.size() >= 3) {
+    for (const Instruction& i : m_.insts)
+      if (i.opcode == spv::OpName && i.size() >= 3) {
         const std::string n = i.string_at(2);
         if (n.rfind(kPrefix, 0) == 0) next_name_ = std::max(next_name_, std::stoul("0" + n.substr(kPrefix.size()).substr(0, 9)) + 1);
       }
@@ -152,27 +146,27 @@ class Wrapper {
       if (!is_metadata(i))
         for (uint32_t id : i.used_ids())
           if (id < bound) r.users[id].push_back(k);
-      if (i.opcode == op::Decorate || i.opcode == op::MemberDecorate) decorated.insert(i.word(1));
-      if (i.opcode == op::Decorate) r.decorations[i.word(1)].push_back(k);
-      if (i.opcode == op::Decorate && i.size() >= 5 && i.words[2] == kDecorationLinkage && i.words.back() == kLinkageExport)
+      if (i.opcode == spv::OpDecorate || i.opcode == spv::OpMemberDecorate) decorated.insert(i.word(1));
+      if (i.opcode == spv::OpDecorate) r.decorations[i.word(1)].push_back(k);
+      if (i.opcode == spv::OpDecorate && i.size() >= 5 && i.words[2] == spv::DecorationLinkageAttributes && i.words.back() == spv::LinkageTypeExport)
         r.exported.insert(i.words[1]);
     }
     // The member index and the wrapper types strings reuse (member0, wrapper_types), and where the
     // names go: the layout of section 2.4 before the first function.
     size_t at[3] = {0, 0, 0};
     bool seen[3] = {false, false, false};
-    for (size_t k = 0; k < m_.insts.size() && m_.insts[k].opcode != op::Function; ++k) {
+    for (size_t k = 0; k < m_.insts.size() && m_.insts[k].opcode != spv::OpFunction; ++k) {
       const Instruction& i = m_.insts[k];
-      if (i.opcode == kTypeInt && i.size() == 4 && i.words[2] == 32 && i.words[3] == 0) r.uint = i.result_id, r.uint_at = k;
-      if (!r.index0 && r.uint && i.opcode == kConstant && i.type_id == r.uint && i.size() == 4 && i.words[3] == 0)
+      if (i.opcode == spv::OpTypeInt && i.size() == 4 && i.words[2] == 32 && i.words[3] == 0) r.uint = i.result_id, r.uint_at = k;
+      if (!r.index0 && r.uint && i.opcode == spv::OpConstant && i.type_id == r.uint && i.size() == 4 && i.words[3] == 0)
         r.index0 = i.result_id, r.index0_at = k;
-      if (i.opcode == kTypeStruct && i.size() == 3 && !decorated.count(i.result_id)) r.struct_of.emplace(i.words[2], std::make_pair(i.result_id, k));
-      if (i.opcode == kTypePointer && i.size() == 4 && i.words[2] == kUniformConstant) r.pointer_to.emplace(i.words[3], std::make_pair(i.result_id, k));
+      if (i.opcode == spv::OpTypeStruct && i.size() == 3 && !decorated.count(i.result_id)) r.struct_of.emplace(i.words[2], std::make_pair(i.result_id, k));
+      if (i.opcode == spv::OpTypePointer && i.size() == 4 && i.words[2] == spv::StorageClassUniformConstant) r.pointer_to.emplace(i.words[3], std::make_pair(i.result_id, k));
       // OpName after the last OpName/OpMemberName, else after the source and string instructions,
       // else after the entry points and execution modes.
       const uint16_t o = i.opcode;
-      const int g = o == op::Name || o == kMemberName ? 0 : (o >= 2 && o <= 4) || o == 7 ? 1
-                    : o == op::EntryPoint || o == 16 || o == 331 ? 2 : -1;
+      const int g = o == spv::OpName || o == spv::OpMemberName ? 0 : (o >= 2 && o <= 4) || o == 7 ? 1
+                    : o == spv::OpEntryPoint || o == spv::OpExecutionMode || o == spv::OpExecutionModeId ? 2 : -1;
       if (g >= 0) at[g] = k, seen[g] = true;
     }
     r.name_at = seen[0] ? at[0] : seen[1] ? at[1] : at[2];
@@ -185,19 +179,19 @@ class Wrapper {
     const Round r = index();
     std::vector<uint32_t> out;
     for (const Instruction& v : m_.insts) {
-      if (v.opcode == op::Function) break;
-      if (v.opcode != op::Variable || v.size() != 5 || v.word(3) != kUniformConstant) continue;
+      if (v.opcode == spv::OpFunction) break;
+      if (v.opcode != spv::OpVariable || v.size() != 5 || v.word(3) != spv::StorageClassUniformConstant) continue;
       const Instruction* ptr = def(r, v.type_id);
-      const Instruction* arr = ptr && ptr->opcode == kTypePointer ? def(r, ptr->word(3)) : nullptr;
-      const Instruction* elem = arr && arr->opcode == kTypeArray ? def(r, arr->word(2)) : nullptr;
+      const Instruction* arr = ptr && ptr->opcode == spv::OpTypePointer ? def(r, ptr->word(3)) : nullptr;
+      const Instruction* elem = arr && arr->opcode == spv::OpTypeArray ? def(r, arr->word(2)) : nullptr;
       const Instruction* init = def(r, v.word(4));
-      if (!elem || elem->opcode != kTypeInt || elem->word(2) != 8 || !init || init->opcode != kConstantComposite ||
+      if (!elem || elem->opcode != spv::OpTypeInt || elem->word(2) != 8 || !init || init->opcode != spv::OpConstantComposite ||
           init->type_id != arr->result_id)
         continue;
       bool constant = true;
       for (size_t k = 3; k < init->size(); ++k) {
         const Instruction* c = def(r, init->words[k]);
-        constant = constant && c && (c->opcode == kConstant || c->opcode == kConstantNull);
+        constant = constant && c && (c->opcode == spv::OpConstant || c->opcode == spv::OpConstantNull);
       }
       if (constant) out.push_back(v.result_id);
     }
@@ -219,13 +213,13 @@ class Wrapper {
     if (uint) {
       at = std::max(at, r.uint_at);
     } else {
-      Instruction t = make_instruction(kTypeInt, 0, fresh(), {});
+      Instruction t = make_instruction(spv::OpTypeInt, 0, fresh(), {});
       add_operand(t, 32, SPV_OPERAND_TYPE_LITERAL_INTEGER);
       add_operand(t, 0, SPV_OPERAND_TYPE_LITERAL_INTEGER);
       uint = t.result_id;
       globals.push_back(t);
     }
-    Instruction c = make_instruction(kConstant, uint, fresh(), {});
+    Instruction c = make_instruction(spv::OpConstant, uint, fresh(), {});
     add_operand(c, 0, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER);
     globals.push_back(c);
     return c.result_id;
@@ -251,10 +245,10 @@ class Wrapper {
     made = true;
     if (!st) {
       st = fresh();
-      globals.push_back(make_instruction(kTypeStruct, 0, st, {arr}));
+      globals.push_back(make_instruction(spv::OpTypeStruct, 0, st, {arr}));
     }
-    Instruction p = make_instruction(kTypePointer, 0, fresh(), {});
-    add_operand(p, kUniformConstant, SPV_OPERAND_TYPE_STORAGE_CLASS);
+    Instruction p = make_instruction(spv::OpTypePointer, 0, fresh(), {});
+    add_operand(p, spv::StorageClassUniformConstant, SPV_OPERAND_TYPE_STORAGE_CLASS);
     add_operand(p, st, SPV_OPERAND_TYPE_ID);
     globals.push_back(p);
     return {st, p.result_id};
@@ -279,7 +273,7 @@ class Wrapper {
     constexpr int kZex = 1, kOther = 2;
     std::map<uint32_t, int> reach;
     auto sink = [&](const Instruction& u) {
-      return u.opcode == op::FunctionCall && zex_.count(u.word(3)) ? kZex : kOther;
+      return u.opcode == spv::OpFunctionCall && zex_.count(u.word(3)) ? kZex : kOther;
     };
     for (bool again = true; again;) {
       again = false;
@@ -312,9 +306,9 @@ class Wrapper {
     if (new_index0) r.index0 = index0, r.index0_at = globals_at;
     if (new_types) r.struct_of[arr] = {st, globals_at}, r.pointer_to[st] = {pst, globals_at};
     const uint32_t winit = fresh(), nv = fresh();
-    globals.push_back(make_instruction(kConstantComposite, st, winit, {init}));
-    Instruction nvar = make_instruction(op::Variable, pst, nv, {});
-    add_operand(nvar, kUniformConstant, SPV_OPERAND_TYPE_STORAGE_CLASS);
+    globals.push_back(make_instruction(spv::OpConstantComposite, st, winit, {init}));
+    Instruction nvar = make_instruction(spv::OpVariable, pst, nv, {});
+    add_operand(nvar, spv::StorageClassUniformConstant, SPV_OPERAND_TYPE_STORAGE_CLASS);
     add_operand(nvar, winit, SPV_OPERAND_TYPE_ID);
     globals.push_back(nvar);
     std::vector<Instruction>& placed = r.after[globals_at];
@@ -336,7 +330,7 @@ class Wrapper {
           continue;
         }
         if (y != v) continue;
-        const bool spec = i.opcode == kSpecConstantOp;
+        const bool spec = i.opcode == spv::OpSpecConstantOp;
         const uint32_t inner = spec ? i.word(3) : i.opcode;
         const size_t base = spec ? 4 : 3;
         if (is_access_chain(inner) && op_.offset == base) {
@@ -346,18 +340,18 @@ class Wrapper {
           o = static_cast<size_t>(-1);  // offsets moved: scan again (v no longer appears)
           continue;
         }
-        if (inner == kBitcast) {
+        if (inner == spv::OpBitcast) {
           i.words[op_.offset] = nv;
           continue;
         }
         // Any other use gets the old pointer type back through an OpBitcast of the new variable,
         // placed where the value is needed: before i, or for an OpPhi at the end of the predecessor.
         const uint32_t t = fresh();
-        Instruction cast = make_instruction(kBitcast, old_type, t, {nv});
+        Instruction cast = make_instruction(spv::OpBitcast, old_type, t, {nv});
         for (const Instruction& a : i.annotations)
           if (is_line_or_scope(a)) cast.annotations.push_back(a);
         size_t at = k;
-        if (i.opcode == op::Phi) at = end_of_block(i.word(op_.offset + 1), k);
+        if (i.opcode == spv::OpPhi) at = end_of_block(i.word(op_.offset + 1), k);
         r.before[at].push_back(cast);
         i.words[op_.offset] = t;
       }
@@ -385,7 +379,7 @@ class Wrapper {
     auto d = r.decorations.find(v);
     if (d != r.decorations.end())
       for (size_t k : d->second)
-        if (m_.insts[k].word(2) != kDecorationLinkage) {
+        if (m_.insts[k].word(2) != spv::DecorationLinkageAttributes) {
           Instruction c = m_.insts[k];
           c.words[1] = nv;
           r.after[k].push_back(c);
@@ -409,9 +403,9 @@ class Wrapper {
       if (b != r.before.end())
         for (Instruction& i : b->second) out.push_back(std::move(i));
       Instruction& i = m_.insts[k];
-      const bool about_removed = (i.opcode == op::Name || i.opcode == op::Decorate || i.opcode == op::DecorateId ||
-                                  i.opcode == op::DecorateString) && r.removed.count(i.word(1));
-      if (i.opcode == op::EntryPoint && !r.kept.empty()) {
+      const bool about_removed = (i.opcode == spv::OpName || i.opcode == spv::OpDecorate || i.opcode == spv::OpDecorateId ||
+                                  i.opcode == spv::OpDecorateString) && r.removed.count(i.word(1));
+      if (i.opcode == spv::OpEntryPoint && !r.kept.empty()) {
         // A kept variable's entry points list its new one too, in the order the strings were wrapped.
         std::vector<std::pair<size_t, uint32_t>> add;
         for (uint32_t id : i.used_ids()) {
@@ -436,13 +430,13 @@ class Wrapper {
   // terminator and the merge instruction that may precede it.
   size_t end_of_block(uint32_t label, size_t k) const {
     size_t f = k;
-    while (f > 0 && m_.insts[f].opcode != op::Function) --f;
-    for (size_t j = f; j < m_.insts.size() && m_.insts[j].opcode != op::FunctionEnd; ++j) {
-      if (m_.insts[j].opcode != op::Label || m_.insts[j].result_id != label) continue;
+    while (f > 0 && m_.insts[f].opcode != spv::OpFunction) --f;
+    for (size_t j = f; j < m_.insts.size() && m_.insts[j].opcode != spv::OpFunctionEnd; ++j) {
+      if (m_.insts[j].opcode != spv::OpLabel || m_.insts[j].result_id != label) continue;
       size_t t = j + 1;
-      while (t < m_.insts.size() && m_.insts[t].opcode != op::Label && m_.insts[t].opcode != op::FunctionEnd) ++t;
+      while (t < m_.insts.size() && m_.insts[t].opcode != spv::OpLabel && m_.insts[t].opcode != spv::OpFunctionEnd) ++t;
       --t;  // the terminator
-      if (t > j + 1 && (m_.insts[t - 1].opcode == kSelectionMerge || m_.insts[t - 1].opcode == kLoopMerge)) --t;
+      if (t > j + 1 && (m_.insts[t - 1].opcode == spv::OpSelectionMerge || m_.insts[t - 1].opcode == spv::OpLoopMerge)) --t;
       return t;
     }
     return k;
@@ -455,7 +449,7 @@ class Wrapper {
 
 }  // namespace
 
-bool wrap_zex_strings(Module& m) { return Wrapper(m).run(); }
+Status wrap_zex_strings(IRContext& ctx) { return changed_if(Wrapper(ctx).run()); }
 
 std::vector<ZexString> zex_strings(const Module& m) {
   std::map<uint32_t, const Instruction*> d;
@@ -467,17 +461,17 @@ std::vector<ZexString> zex_strings(const Module& m) {
   };
   std::vector<ZexString> out;
   for (const Instruction& n : m.insts) {
-    if (n.opcode != op::Name || n.size() < 3 || n.string_at(2).rfind(kPrefix, 0) != 0) continue;
+    if (n.opcode != spv::OpName || n.size() < 3 || n.string_at(2).rfind(kPrefix, 0) != 0) continue;
     const Instruction* v = get(n.words[1]);
-    const Instruction* w = v && v->opcode == op::Variable && v->size() == 5 ? get(v->words[4]) : nullptr;
-    const Instruction* a = w && w->opcode == kConstantComposite && w->size() == 4 ? get(w->words[3]) : nullptr;
-    if (!a || a->opcode != kConstantComposite) continue;
+    const Instruction* w = v && v->opcode == spv::OpVariable && v->size() == 5 ? get(v->words[4]) : nullptr;
+    const Instruction* a = w && w->opcode == spv::OpConstantComposite && w->size() == 4 ? get(w->words[3]) : nullptr;
+    if (!a || a->opcode != spv::OpConstantComposite) continue;
     ZexString s{n.string_at(2), {}};
     bool ok = true;
     for (size_t k = 3; k < a->size(); ++k) {
       const Instruction* c = get(a->words[k]);
-      ok = ok && c && (c->opcode == kConstantNull || (c->opcode == kConstant && c->size() >= 4));
-      if (ok) s.bytes.push_back(static_cast<char>(c->opcode == kConstant ? c->words[3] & 0xFFu : 0));
+      ok = ok && c && (c->opcode == spv::OpConstantNull || (c->opcode == spv::OpConstant && c->size() >= 4));
+      if (ok) s.bytes.push_back(static_cast<char>(c->opcode == spv::OpConstant ? c->words[3] & 0xFFu : 0));
     }
     if (ok) out.push_back(std::move(s));
   }

@@ -43,7 +43,7 @@ Instruction unique_name(uint32_t target) { return make_name(target, "n" + std::t
 size_t unique_names(Module& m) {
   size_t renamed = 0;
   for (Instruction& i : m.insts)
-    if (i.opcode == op::Name && i.size() >= 2) {
+    if (i.opcode == spv::OpName && i.size() >= 2) {
       i = unique_name(i.words[1]);
       ++renamed;
     }
@@ -55,7 +55,7 @@ std::vector<uint32_t> validator_words(const Module& m, bool own_names) {
   out.reserve(m.insts.size() * 5);
   auto append = [&](const Instruction& i) {
     if (i.debug) return;
-    if (!own_names && i.opcode == op::Name && i.size() >= 2) {
+    if (!own_names && i.opcode == spv::OpName && i.size() >= 2) {
       const Instruction n = unique_name(i.words[1]);
       out.insert(out.end(), n.words.begin(), n.words.end());
       return;
