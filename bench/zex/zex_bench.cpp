@@ -3,6 +3,8 @@
 //    arguments, an event per launch as zex uses), with 1, 100 and 1000 live zex streams;
 //  - the launch call alone (host side), zex vs raw, at the same stream counts;
 //  - a batch of 32 launches and one synchronize, zex vs raw, at the same stream counts;
+//  - 2000 queued launches per synchronize of an empty kernel, in 1-item groups and in 64-item groups
+//    (1 and 16 of them), zex vs raw (an event on the last launch only), at the same stream counts;
 //  - a no-throw synchronize() vs a raw host wait on a launch whose event is already signaled;
 //  - the time from synchronize() to a caught KernelException at debug levels 0, 1 and 2;
 //  - launch + synchronize, and the launch call alone, through the C API (<zex/zex.h>, libzex.so) vs the
@@ -401,6 +403,44 @@ void BM_Queued_Zex(benchmark::State& state) {
   state.SetLabel(s.wait_path() == zex::Stream::WaitPath::kList ? "list" : "events");
 }
 
+// The same 2000 empty launches in work-groups of 64 items (issue 25, item 3): Args = {live streams,
+// groups}. A work-group of 64 makes each launch cost PoCL more than the 1-item shape does, so the
+// launch pipeline (the application thread, zex-cpu's issuing and retiring threads, PoCL's) runs with
+// the device as busy as the host, not idle between launches.
+constexpr uint32_t kGroup64 = 64;
+
+void BM_Queued64_Raw(benchmark::State& state) {
+  set_live_raw(int(state.range(0)));
+  RawQueue raw("empty");
+  zex::check(zeKernelSetGroupSize(raw.kernel(), kGroup64, 1, 1), "zeKernelSetGroupSize");
+  const ze_group_count_t g{uint32_t(state.range(1)), 1, 1};
+  raw.run(1, g, [] {}, 0);
+  for (auto _ : state) raw.run(kQueued, g, [] {}, 0);
+  state.SetItemsProcessed(state.iterations() * kQueued);
+  state.counters["streams"] = double(state.range(0));
+  state.counters["groups"] = double(state.range(1));
+}
+
+void BM_Queued64_Zex(benchmark::State& state) {
+  set_live_zex(int(state.range(0)));
+  zex::Kernel k = g_env->mod.kernel("empty");
+  zex::Stream s(g_env->dev);
+  zex::LaunchConfig cfg;
+  cfg.groups = {uint32_t(state.range(1))};
+  cfg.group_size = {kGroup64};
+  cfg.debug_level = 1;
+  s.launch(k, cfg);
+  s.synchronize();
+  for (auto _ : state) {
+    for (int i = 0; i < kQueued; ++i) s.launch(k, cfg);
+    s.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * kQueued);
+  state.counters["streams"] = double(state.range(0));
+  state.counters["groups"] = double(state.range(1));
+  state.SetLabel(s.wait_path() == zex::Stream::WaitPath::kList ? "list" : "events");
+}
+
 // The same 2000 launches spread over N busy streams (2000 / N each, every stream synchronized once
 // per iteration): what many lists cost the driver (zex-cpu runs two threads per list that submits),
 // on both sides alike, against the one-stream figures above.
@@ -690,6 +730,18 @@ BENCHMARK(BM_Queued_Raw)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime()
 BENCHMARK(BM_Queued_Zex)->Arg(100)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Queued_Raw)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Queued_Zex)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Raw)->Args({1, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Zex)->Args({1, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Raw)->Args({100, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Zex)->Args({100, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Raw)->Args({1000, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Zex)->Args({1000, 1})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Raw)->Args({1, 16})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Zex)->Args({1, 16})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Raw)->Args({100, 16})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Zex)->Args({100, 16})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Raw)->Args({1000, 16})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Queued64_Zex)->Args({1000, 16})->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedBusy_Raw)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedBusy_Zex)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedSaxpy_Raw)->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -747,6 +799,14 @@ int main(int argc, char** argv) {
         std::printf("  %5s streams: zex %7.3f us, raw %7.3f us per launch: median %.3fx (throughput %.2f), fastest %.3fx\n", n,
                     z / 1e3 / kQueued, r / 1e3 / kQueued, z / r, r / z, zf / rf);
     }
+    for (const char* g : {"1", "16"})
+      for (const char* n : {"1", "100", "1000"}) {
+        const std::string zn = std::string("BM_Queued64_Zex/") + n + "/" + g, rn = std::string("BM_Queued64_Raw/") + n + "/" + g;
+        const double z = rep.median(zn), r = rep.median(rn), zf = rep.fastest(zn), rf = rep.fastest(rn);
+        if (z > 0 && r > 0)
+          std::printf("  %s x64 items, %5s streams: zex %7.3f us, raw %7.3f us per launch: median %.3fx (target <= 1.11x), fastest %.3fx\n",
+                      g, n, z / 1e3 / kQueued, r / 1e3 / kQueued, z / r, zf / rf);
+      }
     {
       const double z = rep.median("BM_QueuedSaxpy_Zex"), r = rep.median("BM_QueuedSaxpy_Raw");
       const double zf = rep.fastest("BM_QueuedSaxpy_Zex"), rf = rep.fastest("BM_QueuedSaxpy_Raw");
