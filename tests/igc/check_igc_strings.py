@@ -15,7 +15,7 @@ example (examples/kernels/vadd.cl), bakes debug levels 1 and 2, compiles each fo
     .data.const.string on purpose); every __zex_str_* symbol and zex_abi_version is in .data.const;
   - the zex strings a kernel relocates against are names `zex-spirv strings` lists for the module;
   - .ze_info shows no private memory and no spill for any kernel.
-The control: tests/passes/kernels/strings_shared.cl must show relocations into .data.const.string (its
+The control: tests/kernels/passes/strings_shared.cl must show relocations into .data.const.string (its
 printf strings), or the reader would pass anything.
 Prints one summary line per device and level. Exit: 0 pass, 1 fail, 77 skip (no ocloc).
 """
@@ -38,10 +38,10 @@ MODULES = {
     'zex_test_kernels': ('tests/kernels/runtime/zex_test_kernels.cl', 'cl', False),
     'user_kernels': ('tests/kernels/device/user_kernels.cl', 'cl', False),
     'vadd_example': ('examples/kernels/vadd.cl', 'cl', False),
-    'strings_shared': ('tests/passes/kernels/strings_shared.cl', 'cl', True),
-    'strings_shared_g': ('tests/passes/kernels/strings_shared.cl', 'cl-g', True),
-    'compiler_style_sites': ('tests/passes/kernels/compiler_style_sites.spvasm', 'spv1.4', False),
-    'strings_compiler': ('tests/passes/kernels/strings_compiler.spvasm', 'spv1.3', True),
+    'strings_shared': ('tests/kernels/passes/strings_shared.cl', 'cl', True),
+    'strings_shared_g': ('tests/kernels/passes/strings_shared.cl', 'cl-g', True),
+    'compiler_style_sites': ('tests/kernels/passes/compiler_style_sites.spvasm', 'spv1.4', False),
+    'strings_compiler': ('tests/kernels/passes/strings_compiler.spvasm', 'spv1.3', True),
 }
 CONTROL = 'strings_shared'
 # Kernels whose zex strings the pass cannot place on purpose, to test that the host then shows an

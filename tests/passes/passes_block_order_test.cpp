@@ -1,4 +1,4 @@
-// The block-order repair (src/spirv/passes/block_order.cpp) on tests/passes/kernels/block_order.cl, built
+// The block-order repair (src/spirv/passes/block_order.cpp) on tests/kernels/passes/block_order.cl, built
 // -O2 and -O2 -g as zex_add_spirv builds every kernel: llvm-spirv-15 writes each loop's exit block
 // before its body, which SPIRV-Tools 2023.1 refuses and Intel's driver builds. zex accepts the modules,
 // hands on valid ones with every block after its dominators and the throw lines intact, leaves modules

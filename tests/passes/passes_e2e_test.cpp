@@ -109,7 +109,7 @@ TEST(TableOfStrings, AcceptedThrownAndCaught) {
   }
 }
 
-// Throws in helpers (issue 15), on tests/passes/kernels/throw_paths.cl built four ways. A throw ends
+// Throws in helpers (issue 15), on tests/kernels/passes/throw_paths.cl built four ways. A throw ends
 // the work-item wherever it happens: the helpers' own writes after the call that threw (c[n] for an
 // index n) and the kernel's c[77] = 42 never happen. The report names the whole chain, from level 1 up.
 struct Build {
@@ -231,7 +231,7 @@ TEST(ThrowInHelper, DeepChainsKeepTheInnermost16Frames) {
 
 }  // namespace
 
-// Kernels whose blocks llvm-spirv-15 writes before their dominators (tests/passes/kernels/block_order.cl,
+// Kernels whose blocks llvm-spirv-15 writes before their dominators (tests/kernels/passes/block_order.cl,
 // -O2 and -O2 -g): SPIRV-Tools refuses them as they come, zex::Module reorders the blocks, zex-cpu runs
 // them with the right values, and a throw in them reports its source line at every level that has one.
 namespace {

@@ -1,6 +1,6 @@
 // Throws that must end the work-item, on zex-cpu through zex::Module (issue 24, items 8 and 10):
 // checks in helpers that return a scalar, a vector and a struct (ZEX_CHECK_BOUNDS_RET and
-// ZEX_THROW_*_RET, tests/passes/kernels/throw_ret.cl, built five ways, the struct one by `sret` and
+// ZEX_THROW_*_RET, tests/kernels/passes/throw_ret.cl, built five ways, the struct one by `sret` and
 // with -g too), a check that clang -O2 threads into another's cold block (check_twice.cl), and a
 // kernel that calls another kernel (kernel_calls_kernel.cl), and throw sites clang merged into one
 // call (merged_sites.cl). Each at levels 0, 1 and 2: the report's

@@ -1,4 +1,4 @@
-// number_throw_paths (src/spirv/passes/throw_paths.cpp) on tests/passes/kernels/throw_paths.cl built four
+// number_throw_paths (src/spirv/passes/throw_paths.cpp) on tests/kernels/passes/throw_paths.cl built four
 // ways: the table's names, reasons and frames (function names always; lines with debug information,
 // line 0 without), the ids a helper reached by several paths takes as a hidden parameter, the flag
 // check after every call to a function that may throw, and what the pass leaves alone.
