@@ -6,11 +6,7 @@
 
 #include "runtime/event_state.hpp"
 
-#include <algorithm>
-#include <array>
-#include <climits>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>

@@ -71,9 +71,6 @@ class EventRing {
     return true;
   }
 
-  /// The number of event slots (a power of two).
-  size_t size() const noexcept { return events_.size(); }
-
  private:
   ze_event_handle_t create_event();
   void make_room();
