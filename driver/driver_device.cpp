@@ -309,19 +309,26 @@ ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle_t hDriver
   // What a client cannot learn from the API version (1.4, the installed headers): every immediate list
   // and queue of zex-cpu runs in order, so it may rely on that (and ZE_COMMAND_QUEUE_FLAG_IN_ORDER of 1.7
   // is accepted) without chaining events between consecutive commands.
+  // ZEX_CPU_NO_IN_ORDER=1 withdraws that promise, as a driver that makes none, so that a client's
+  // chained path (each command waiting for the previous one's event) can be tested.
   // The Sysman Info Logs extension (spec 1.19) is listed here too: the installed loader has no
   // zesDriverGetExtensionProperties. ZEX_CPU_NO_INFO_LOG=1 withdraws it.
-  static const ze_driver_extension_properties_t kExtensions[] = {
-      {"ZEX_CPU_in_order_immediate_lists", ZE_MAKE_VERSION(1, 0)},
-      {"ZES_extension_info_logs", ZE_MAKE_VERSION(1, 0)},
-  };
-  const uint32_t n = sizeof kExtensions / sizeof kExtensions[0] - (info_log_offered() ? 0 : 1);
+  static const ze_driver_extension_properties_t kInOrder{"ZEX_CPU_in_order_immediate_lists", ZE_MAKE_VERSION(1, 0)};
+  static const ze_driver_extension_properties_t kInfoLogs{"ZES_extension_info_logs", ZE_MAKE_VERSION(1, 0)};
+  static const bool in_order = [] {
+    const char* v = std::getenv("ZEX_CPU_NO_IN_ORDER");
+    return v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0;
+  }();
+  const ze_driver_extension_properties_t* offered[2];
+  uint32_t n = 0;
+  if (in_order) offered[n++] = &kInOrder;
+  if (info_log_offered()) offered[n++] = &kInfoLogs;
   if (*pCount == 0 || props == nullptr) {  // a count query: nothing is written
     *pCount = n;
     return ZE_RESULT_SUCCESS;
   }
   if (*pCount > n) *pCount = n;
-  for (uint32_t i = 0; i < *pCount; ++i) props[i] = kExtensions[i];
+  for (uint32_t i = 0; i < *pCount; ++i) props[i] = *offered[i];
   return ZE_RESULT_SUCCESS;
 }
 

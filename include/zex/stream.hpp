@@ -35,16 +35,18 @@ namespace zex {
 /// Waiting (docs/design.md, "Waiting"), chosen once per driver: where the driver offers
 /// zeCommandListHostSynchronize and in-order immediate lists, a launch appends the kernel with no
 /// event and synchronize() is one host synchronize of the list (wait_path() == WaitPath::kList).
-/// Elsewhere (Debian's loader implements API 1.4) each launch signals one of the stream's kEvents
-/// events and waits for the previous launch's, as part of its one command, and synchronize() waits
-/// on the newest event (WaitPath::kEvents). Either way: one append per launch, one wait per
-/// synchronize, nothing appended or copied when nothing threw.
+/// Elsewhere (Debian's loader implements API 1.4) launches signal events of the stream's ring, as
+/// part of their one command (each one, waiting for the previous launch's, on a list not known in
+/// order; on an in-order list the first after a wait and every 32nd), and synchronize() waits on the
+/// newest event, after one signalling barrier if the newest launch did not signal
+/// (WaitPath::kEvents). Either way: one append per launch, one wait per synchronize, nothing copied
+/// when nothing threw.
 class Stream {
  public:
   /// How the stream waits for its launches.
   enum class WaitPath {
     kList,    ///< zeCommandListHostSynchronize on an in-order list; launches carry no event
-    kEvents,  ///< each launch signals an event of the stream; synchronize waits on the newest
+    kEvents,  ///< launches signal events of the stream; synchronize waits on the newest
   };
 
   /// Creates the command list (and, on the event path, an event pool) on `dev` and takes a slot from
@@ -141,7 +143,9 @@ class Stream {
 
   /// Waits for everything launched so far (one host wait). If a work-item threw, decodes the
   /// report of the first launch that threw, appends the claim word's reset, clears the report, and
-  /// throws. When nothing was thrown it appends nothing, copies nothing and waits no more.
+  /// throws. When nothing was thrown it copies nothing and waits no more, and appends nothing but,
+  /// on the event path of an in-order list, one signalling barrier if the newest launch did not
+  /// signal (see WaitPath).
   /// @throws KernelException; ZeError if the wait fails
   void synchronize() {
     Impl& s = live();
@@ -236,11 +240,12 @@ class Stream {
   /// Id the next launch gets (launch ids count from 1 per stream).
   uint64_t next_launch_id() const { return live().next_id; }
 
-  /// Events per stream on the event path, at first: with this many launches in flight, a launch
-  /// first waits for the oldest half of them (the device keeps the newest half queued). Unless a
-  /// launch in flight waits for a runtime's event (wait()) and the oldest half has not finished:
-  /// then the stream doubles its events instead (up to kMaxEvents), so that launches queued behind
-  /// an event that only the calling thread will signal never deadlock it.
+  /// Events per stream on the event path, at first: with this many commands in flight, a launch
+  /// first waits for the oldest half of them (the device keeps the newest half queued). Unless the
+  /// oldest half has not finished: then the stream doubles its events instead, up to 1024 (the
+  /// device fell behind: waits become rarer), or, if a launch in flight waits for a runtime's event
+  /// (wait()), up to kMaxEvents, so that launches queued behind an event that only the calling
+  /// thread will signal never deadlock it.
   static constexpr uint32_t kEvents = detail::EventRing::kEvents;
   /// The most events a stream grows to; past it a launch waits as above (docs/integration.md §7).
   static constexpr uint32_t kMaxEvents = detail::EventRing::kMaxEvents;
@@ -282,7 +287,7 @@ class Stream {
 
     void begin_command(Command& c) {
       if (!host_sync) {
-        c.signal = cmds.next();
+        c.signal = cmds.next_launch();
         c.prev = chain ? cmds.previous() : nullptr;
         if (c.prev) {
           c.num_waits = 1;
@@ -297,12 +302,18 @@ class Stream {
       if (__builtin_expect(!user_waits.empty(), 0)) user_waits.clear();
     }
     void gather_waits(Command& c);
+    // Event path: one barrier that signals the ring's next event, for a wait when the newest command
+    // did not signal (an in-order list signals sparsely, and signal() barriers signal the caller's).
+    void append_wait_barrier();
     void append_signal(ze_event_handle_t event);
 
     // Waits for every command appended so far: one host synchronize of the list, or one wait on the
     // newest event. False if `timeout_ns` passed first (nothing changed).
     bool wait_all(uint64_t timeout_ns = UINT64_MAX) {
-      if (!host_sync) return cmds.wait_newest(timeout_ns);
+      if (!host_sync) {
+        if (__builtin_expect(!cmds.newest_signalled(), 0)) append_wait_barrier();
+        return cmds.wait_newest(timeout_ns);
+      }
       ze_result_t r = host_sync(list, timeout_ns);
       if (r == ZE_RESULT_NOT_READY && timeout_ns != UINT64_MAX) return false;
       if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0))
@@ -318,7 +329,7 @@ class Stream {
       if (!record.empty()) record.clear();
     }
 
-    bool query() const;
+    bool query();
 
     // One thread at a time (docs/design.md, "Streams"): a second thread's call is refused with
     // std::logic_error before it touches anything, so the stream stays usable. One atomic exchange

@@ -89,7 +89,7 @@ Stream::Impl::Impl(const Device& d) : dev(d), device(&d.info()), pool(&d.slab_po
   }
   if (host_sync) return;
   try {
-    cmds.create(d.context_handle(), d.handle());
+    cmds.create(d.context_handle(), d.handle(), !chain);
   } catch (...) {
     zeCommandListDestroy(list);
     pool->release(slot);
@@ -108,13 +108,9 @@ Stream::Impl::~Impl() {
   // destroyed only once nothing on it runs.
   bool idle = true;
   try {
-    if (unwaited_barrier) {
-      // The last command is a signal() barrier, which signals the caller's event, not one of ours: one
-      // more barrier (it waits for everything before it) that signals ours.
-      check(zeCommandListAppendBarrier(list, cmds.next(), 0, nullptr), "zeCommandListAppendBarrier",
-            "waiting for a zex::Stream's last signal");
-      ++cmds.seq;
-    }
+    // The last command may be a signal() barrier, which signals the caller's event, not one of ours:
+    // one more barrier (it waits for everything before it) that signals ours.
+    if (unwaited_barrier) append_wait_barrier();
     if (!cmds.idle()) wait_all();
     if (SlabPool::thrown(slot)) {
       // An exception nobody synchronized for: clean the slot for its next owner, on the same path a
@@ -133,7 +129,18 @@ Stream::Impl::~Impl() {
   if (idle) pool->release(slot);
 }
 
-bool Stream::Impl::query() const {
+void Stream::Impl::append_wait_barrier() {
+  // A barrier without wait events waits for every command before it (the specification), chained
+  // list or not.
+  check(zeCommandListAppendBarrier(list, cmds.next(), 0, nullptr), "zeCommandListAppendBarrier",
+        "waiting for a zex::Stream's last launches");
+  ++cmds.seq;
+  unwaited_barrier = false;
+}
+
+bool Stream::Impl::query() {
+  // The newest command must signal for its event to say anything (a poll appends at most one barrier).
+  if (!host_sync && !cmds.newest_signalled()) append_wait_barrier();
   ze_result_t r = host_sync ? host_sync(list, 0) : zeEventQueryStatus(cmds.ring(cmds.seq - 1));
   if (r == ZE_RESULT_NOT_READY) return false;
   check(r, host_sync ? "zeCommandListHostSynchronize" : "zeEventQueryStatus", "polling a zex::Stream");

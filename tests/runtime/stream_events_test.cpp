@@ -56,6 +56,46 @@ TEST(Stream, TwoThousandQueuedLaunchesReportTheFirstThrowWithItsName) {
   EXPECT_NO_THROW(s.synchronize());
 }
 
+// On the event path an in-order list signals only one launch in EventRing::kSignalEvery: a wait, a poll
+// and an Event must still cover the launches after the last one that signalled. Counts that are not a
+// multiple of it, around the window's size, and past the ring's growth; after each, ready() may say
+// true only once every launch has run, and synchronize_for() and an Event the same.
+TEST(Stream, WaitsCoverTheLaunchesAfterTheLastSignal) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  zex::Stream s(e.dev);
+  Usm<uint32_t> count(1);
+  uint32_t total = 0;
+  const uint32_t every = zex::detail::EventRing::kSignalEvery;
+  for (uint32_t n : {1u, every - 1, every, every + 1, 2 * zex::Stream::kEvents + 5, 3000u}) {
+    for (uint32_t i = 0; i < n; ++i) s.launch(k, cfg1d(1, 1, 1), count.get(), 0u);
+    total += n;
+    while (!s.ready()) std::this_thread::yield();
+    EXPECT_EQ(__atomic_load_n(&count[0], __ATOMIC_ACQUIRE), total) << "ready() before launch " << total << " ran";
+    EXPECT_TRUE(s.synchronize_for_ns(0));
+  }
+  for (uint32_t n : {every + 3, 5u}) {
+    for (uint32_t i = 0; i < n; ++i) s.launch(k, cfg1d(1, 1, 1), count.get(), 0u);
+    total += n;
+    ASSERT_TRUE(s.synchronize_for(std::chrono::seconds(60)));
+    EXPECT_EQ(__atomic_load_n(&count[0], __ATOMIC_ACQUIRE), total);
+  }
+  for (uint32_t i = 0; i < every + 2; ++i) s.launch(k, cfg1d(1, 1, 1), count.get(), 0u);
+  total += every + 2;
+  zex::Event ev = s.record();
+  ev.synchronize();
+  EXPECT_EQ(__atomic_load_n(&count[0], __ATOMIC_ACQUIRE), total);
+  // A throw in a launch that did not signal, followed by more that do not: reported, and the stream
+  // goes on.
+  for (uint32_t i = 0; i < every + 4; ++i) s.launch(k, cfg1d(1, 1, 1), count.get(), uint32_t(i == every + 1));
+  total += every + 3;
+  EXPECT_EQ(zex_test::expect_kernel_exception([&] { s.synchronize(); }).kernel_name(), "maybe_throw");
+  EXPECT_EQ(count[0], total);
+  s.launch(k, cfg1d(1, 1, 1), count.get(), 0u);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(count[0], total + 1);
+}
+
 // A kernel and module destroyed with 1000 of their launches in flight stay alive for them.
 TEST(Stream, KernelDestroyedWithAThousandLaunchesInFlight) {
   auto& e = env();
