@@ -165,10 +165,17 @@ void Stream::Impl::append_signal(ze_event_handle_t event) {
   ze_result_t r = zeCommandListAppendBarrier(list, event, c.num_waits, c.num_waits ? c.waits : nullptr);
   if (r != ZE_RESULT_SUCCESS) throw ZeError(r, "zeCommandListAppendBarrier", "signalling an event after a zex::Stream's launches");
   user_waits.clear();
-  if (host_sync)
+  if (host_sync) {
     ++cmds.seq;  // pending work: the list's host synchronize (and the destructor's) covers the barrier too
-  else
-    unwaited_barrier = true;  // no ring event follows it yet: the destructor adds one
+    return;
+  }
+  unwaited_barrier = true;  // no ring event follows it yet: the destructor adds one
+  // On a chained list the barrier waits for a ring event that the chain does not know about: a wait on
+  // the newest launch, or a retire past it, would reset that event before the barrier has looked, and
+  // the caller's event would never signal (found by zex_tests_chained under load). One ring-signalled
+  // barrier right after it (a barrier without wait events follows every command before it) puts it
+  // back in the chain: everything later waits for that one.
+  if (chain) append_wait_barrier();
 }
 
 void Stream::Impl::throw_bad_level(int requested, Language lang) const {
