@@ -9,6 +9,9 @@
 include(${CMAKE_CURRENT_LIST_DIR}/../run_steps.cmake)
 zex_require_vars(run_package_test.cmake MODE ZEX_BUILD_DIR STAGE CONSUMER_SOURCE CONSUMER_BUILD C_API_TEST
                  TEST_KERNELS_CL PUBLIC_HEADERS)
+# The C API test's files, beside C_API_TEST (its main file).
+get_filename_component(c_api_test_dir ${C_API_TEST} DIRECTORY)
+include(${c_api_test_dir}/sources.cmake)
 
 if(MODE STREQUAL "build")
   file(REMOVE_RECURSE ${STAGE} ${CONSUMER_BUILD})
@@ -65,7 +68,7 @@ if(MODE STREQUAL "build")
                     OUTPUT_STRIP_TRAILING_WHITESPACE)
     separate_arguments(c_flag_list UNIX_COMMAND "${c_flags} ${SANITIZE_FLAGS} -Wl,-rpath,${c_libdir}")
     zex_run("cc with pkg-config zex (${c_flags} ${SANITIZE_FLAGS})" ${C_COMPILER} -std=c99 -Wall -Wextra -pedantic
-        -Werror ${C_API_TEST} ${c_flag_list} -lpthread -o ${CONSUMER_BUILD}/c_api_test_pkgconfig)
+        -Werror ${ZEX_C_API_TEST_SOURCES} ${c_flag_list} -lpthread -o ${CONSUMER_BUILD}/c_api_test_pkgconfig)
     execute_process(COMMAND ${PKG_CONFIG} --cflags --libs zex-cpp RESULT_VARIABLE rc OUTPUT_VARIABLE flags
                     ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
     if(NOT rc EQUAL 0)
