@@ -1,6 +1,6 @@
 // The steps of zex-cpu's compiler (driver/compiler/*.cpp), one per file, as compile_module and
 // link_module (module_compile.cpp) chain them. docs/cpu-driver-compiler.md describes each step and why
-// it is there; the IR-level tests (tests/driver/compiler_test.cpp) call them one by one.
+// it is there; the IR-level tests (tests/driver/compiler_*_test.cpp) call them one by one.
 #pragma once
 
 #include "compiler.hpp"

@@ -1,0 +1,235 @@
+// zex-cpu's IR rewrites before PoCL sees a kernel: leftover builtin variables, inlining, bounds
+// versioning, defined phis and single exits.
+#include "compiler_test_util.hpp"
+
+namespace zexcpu {
+namespace {
+
+// --- ir_fixups.cpp ------------------------------------------------------------------------------------
+
+// The builtin variable loaded whole (the use that was read after it was deleted) and through a GEP.
+TEST(IrFixups, LeftoverBuiltinVariablesBecomeCalls) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "@__spirv_BuiltInGlobalInvocationId.2 = external addrspace(1) global <3 x i64>\n"
+                    "@__spirv_BuiltInLocalInvocationId.3 = external addrspace(1) global <3 x i64>\n"
+                    "define spir_kernel void @k(i64 addrspace(1)* %o) {\n"
+                    "  %v = load <3 x i64>, <3 x i64> addrspace(1)* @__spirv_BuiltInGlobalInvocationId.2\n"
+                    "  %x = extractelement <3 x i64> %v, i32 1\n"
+                    "  store i64 %x, i64 addrspace(1)* %o\n"
+                    "  %y = load i64, i64 addrspace(1)* getelementptr (<3 x i64>, <3 x i64> addrspace(1)* "
+                    "@__spirv_BuiltInLocalInvocationId.3, i64 0, i64 2)\n"
+                    "  store i64 %y, i64 addrspace(1)* %o\n"
+                    "  ret void\n}\n");
+  ASSERT_TRUE(m);
+  std::string err;
+  ASSERT_TRUE(lower_leftover_builtins(*m, &err)) << err;
+  EXPECT_EQ(verify(*m), "");
+  EXPECT_FALSE(m->getGlobalVariable("__spirv_BuiltInGlobalInvocationId.2", true));
+  EXPECT_FALSE(m->getGlobalVariable("__spirv_BuiltInLocalInvocationId.3", true));
+  llvm::Function* gid = m->getFunction("_Z13get_global_idj");
+  llvm::Function* lid = m->getFunction("_Z12get_local_idj");
+  ASSERT_TRUE(gid && lid);
+  EXPECT_EQ(gid->getNumUses(), 3u) << "one call per element of the vector load";
+  ASSERT_EQ(lid->getNumUses(), 1u);
+  auto* call = llvm::cast<llvm::CallInst>(*lid->user_begin());
+  EXPECT_EQ(llvm::cast<llvm::ConstantInt>(call->getArgOperand(0))->getZExtValue(), 2u);
+}
+
+TEST(IrFixups, GenericPointerOverloadBecomesGlobal) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i32 @_Z10atomic_incPU3AS4Vi(i32 addrspace(4)*)\n"
+                    "define spir_kernel void @k(i32 addrspace(4)* %p) {\n"
+                    "  %r = call spir_func i32 @_Z10atomic_incPU3AS4Vi(i32 addrspace(4)* %p)\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  llvm::Function* f = m->getFunction("_Z10atomic_incPU3AS4Vi");
+  ASSERT_TRUE(use_global_overload(*m, f));
+  EXPECT_EQ(verify(*m), "");
+  EXPECT_TRUE(m->getFunction("_Z10atomic_incPU3AS1Vi"));
+  EXPECT_FALSE(m->getFunction("_Z10atomic_incPU3AS4Vi"));
+}
+
+TEST(IrFixups, PoclNames) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx, "declare spir_func void @_Z9mem_fencej(i32)\n");
+  ASSERT_TRUE(m);
+  ASSERT_TRUE(use_pocl_name(*m, m->getFunction("_Z9mem_fencej")));
+  EXPECT_TRUE(m->getFunction("_Z13_cl_mem_fencej"));
+}
+
+// --- inline.cpp ---------------------------------------------------------------------------------------
+
+TEST(Inline, HelpersAreInlinedAndDropped) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "define spir_func i32 @twice(i32 %x) noinline {\n  %y = add i32 %x, %x\n  ret i32 %y\n}\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %o) {\n"
+                    "  %r = call spir_func i32 @twice(i32 4) noinline\n"
+                    "  store i32 %r, i32 addrspace(1)* %o\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  std::string err;
+  ASSERT_TRUE(inline_everything(*m, &err)) << err;
+  EXPECT_FALSE(m->getFunction("twice"));
+  EXPECT_EQ(verify(*m), "");
+}
+
+TEST(Inline, RecursionIsABuildError) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "define spir_func i32 @f(i32 %x) {\n  %c = icmp eq i32 %x, 0\n  br i1 %c, label %z, label %r\n"
+                    "z:\n  ret i32 0\nr:\n  %d = sub i32 %x, 1\n  %v = call spir_func i32 @f(i32 %d)\n  ret i32 %v\n}\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %o, i32 %n) {\n"
+                    "  %r = call spir_func i32 @f(i32 %n)\n  store i32 %r, i32 addrspace(1)* %o\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  std::string err;
+  EXPECT_FALSE(inline_everything(*m, &err));
+  EXPECT_NE(err.find("recursive"), std::string::npos) << err;
+}
+
+// --- bounds_versioning.cpp ----------------------------------------------------------------------------
+
+TEST(BoundsVersioning, AGuardedThrowGetsAFastCopy) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i64 @_Z13get_global_idj(i32)\n"
+                    "declare spir_func void @zex_report_exception(i32)\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %o, i64 %n) {\n"
+                    "entry:\n  %g = call spir_func i64 @_Z13get_global_idj(i32 0)\n"
+                    "  %ok = icmp ult i64 %g, %n\n  br i1 %ok, label %hot, label %cold\n"
+                    "hot:\n  %p = getelementptr i32, i32 addrspace(1)* %o, i64 %g\n"
+                    "  store i32 1, i32 addrspace(1)* %p\n  ret void\n"
+                    "cold:\n  call spir_func void @zex_report_exception(i32 1)\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(version_bounds_checks(*m), 1u);
+  EXPECT_EQ(verify(*m), "");
+  EXPECT_EQ(m->getFunction("k")->getEntryBlock().getName(), "zex.version");
+}
+
+// --- defined_phis.cpp ---------------------------------------------------------------------------------
+
+// A loop of barriers with a flag that is undefined when the loop does not run (hotspot's `computed`):
+// the undefined input becomes false in the kernel with a barrier, and stays in the one without.
+TEST(DefinedPhis, UndefinedInputsOfPhisBecomeZeroInKernelsWithBarriers) {
+  llvm::LLVMContext ctx;
+  const std::string body =
+      "(i32 addrspace(1)* %o, i32 %n, i32 %t) {\n"
+      "entry:\n  %go = icmp sgt i32 %n, 0\n  br i1 %go, label %loop, label %done\n"
+      "loop:\n  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]\n  %c = icmp slt i32 %t, %i\n"
+      "  BARRIER  %i1 = add i32 %i, 1\n  %more = icmp slt i32 %i1, %n\n  br i1 %more, label %loop, label %done\n"
+      "done:\n  %f = phi i1 [ undef, %entry ], [ %c, %loop ]\n  %v = phi i32 [ poison, %entry ], [ %i1, %loop ]\n"
+      "  br i1 %f, label %st, label %out\n"
+      "st:\n  store i32 %v, i32 addrspace(1)* %o\n  br label %out\n"
+      "out:\n  ret void\n}\n";
+  auto with = [&](const std::string& name, const std::string& barrier) {
+    std::string b = body;
+    b.replace(b.find("BARRIER"), 7, barrier);
+    return "define spir_kernel void @" + name + b;
+  };
+  auto m = parse_ir(ctx, "declare spir_func void @_Z7barrierj(i32)\n" +
+                             with("k", "call spir_func void @_Z7barrierj(i32 1)\n") + with("plain", ""));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(define_undefined_phi_inputs(*m), 2u) << "the flag's undef and the value's poison, in k only";
+  EXPECT_EQ(verify(*m), "");
+  for (const char* f : {"k", "plain"}) {
+    const llvm::BasicBlock* done = nullptr;
+    for (const llvm::BasicBlock& bb : *m->getFunction(f))
+      if (bb.getName() == "done") done = &bb;
+    ASSERT_NE(done, nullptr);
+    for (const llvm::PHINode& phi : done->phis()) {
+      const llvm::Value* in = phi.getIncomingValueForBlock(&m->getFunction(f)->getEntryBlock());
+      if (std::string(f) == "k")
+        EXPECT_TRUE(llvm::isa<llvm::Constant>(in) && llvm::cast<llvm::Constant>(in)->isNullValue()) << f;
+      else
+        EXPECT_TRUE(llvm::isa<llvm::UndefValue>(in)) << "a kernel without barriers is left as it is";
+    }
+  }
+  EXPECT_EQ(define_undefined_phi_inputs(*m), 0u) << "a second time changes nothing";
+}
+
+// --- single_exit.cpp ----------------------------------------------------------------------------------
+
+// The blocks of `f` without successors.
+std::vector<const llvm::BasicBlock*> exit_blocks(const llvm::Function& f) {
+  std::vector<const llvm::BasicBlock*> out;
+  for (const llvm::BasicBlock& bb : f)
+    if (bb.getTerminator()->getNumSuccessors() == 0) out.push_back(&bb);
+  return out;
+}
+
+TEST(SingleExit, EveryReturnAndUnreachableOfAKernelGoesToOneReturn) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i64 @_Z12get_local_idj(i32)\n"
+                    "declare spir_func void @_Z7barrierj(i32)\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %o, i64 %n) {\n"
+                    "entry:\n  %t = call spir_func i64 @_Z12get_local_idj(i32 0)\n"
+                    "  %early = icmp uge i64 %t, %n\n  br i1 %early, label %out, label %work\n"
+                    "out:\n  ret void\n"
+                    "work:\n  call spir_func void @_Z7barrierj(i32 1)\n"
+                    "  %odd = trunc i64 %t to i1\n  br i1 %odd, label %done, label %store\n"
+                    "done:\n  ret void\n"
+                    "store:\n  %big = icmp ugt i64 %t, 1000000\n  br i1 %big, label %never, label %st\n"
+                    "never:\n  unreachable\n"
+                    "st:\n  store i32 1, i32 addrspace(1)* %o\n  ret void\n}\n"
+                    "define spir_kernel void @one(i32 addrspace(1)* %o) {\n  store i32 2, i32 addrspace(1)* %o\n"
+                    "  ret void\n}\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(give_kernels_one_exit(*m), 1u) << "only the kernel with several exits changes";
+  EXPECT_EQ(verify(*m), "");
+  std::vector<const llvm::BasicBlock*> exits = exit_blocks(*m->getFunction("k"));
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_TRUE(llvm::isa<llvm::ReturnInst>(exits[0]->getTerminator()));
+  EXPECT_EQ(exits[0]->size(), 1u) << "the exit block holds only the return";
+  EXPECT_EQ(llvm::pred_size(exits[0]), 4u) << "three returns and the unreachable branch to it";
+  EXPECT_FALSE(give_one_exit(*m->getFunction("k"))) << "a second time changes nothing";
+  EXPECT_EQ(exit_blocks(*m->getFunction("one")).size(), 1u);
+}
+
+// `if (t == 0) { if (b < 0) return; } barrier; use(v)`, as clang -O2 writes it: one return block that the
+// inner branch reaches without passing the barrier.
+TEST(SingleExit, AReturnBeforeABarrierArrivesAtIt) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i64 @_Z12get_local_idj(i32)\n"
+                    "declare spir_func void @_Z7barrierj(i32)\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %o, i32 addrspace(1)* %b) {\n"
+                    "entry:\n  %t = call spir_func i64 @_Z12get_local_idj(i32 0)\n"
+                    "  %first = icmp eq i64 %t, 0\n  br i1 %first, label %then, label %join\n"
+                    "then:\n  %x = load i32, i32 addrspace(1)* %b\n  %neg = icmp slt i32 %x, 0\n"
+                    "  br i1 %neg, label %exit, label %join\n"
+                    "join:\n  %v = add i64 %t, 7\n  call spir_func void @_Z7barrierj(i32 1)\n"
+                    "  %w = trunc i64 %v to i32\n  store i32 %w, i32 addrspace(1)* %o\n  br label %exit\n"
+                    "exit:\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  llvm::Function* k = m->getFunction("k");
+  EXPECT_FALSE(give_one_exit(*k)) << "already one return";
+  EXPECT_EQ(leave_at_the_next_barrier(*k), 1u);
+  EXPECT_EQ(verify(*m), "") << "%v, computed before the barrier, reaches its use after it through memory";
+  llvm::PostDominatorTree pdt(*k);
+  const llvm::BasicBlock* barrier_block = nullptr;
+  for (const llvm::BasicBlock& bb : *k)
+    for (const llvm::Instruction& i : bb)
+      if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&i))
+        if (call->getCalledFunction() && call->getCalledFunction()->getName() == "_Z7barrierj") barrier_block = &bb;
+  ASSERT_NE(barrier_block, nullptr);
+  EXPECT_TRUE(pdt.dominates(barrier_block, &k->getEntryBlock())) << "every work-item now meets the barrier";
+  EXPECT_EQ(exit_blocks(*k).size(), 1u);
+  EXPECT_EQ(leave_at_the_next_barrier(*k), 0u) << "a second time changes nothing";
+
+  // A return after the last barrier, or one whose other paths meet no barrier, stays as it is.
+  auto after = parse_ir(ctx,
+                        "declare spir_func i64 @_Z12get_local_idj(i32)\n"
+                        "declare spir_func void @_Z7barrierj(i32)\n"
+                        "define spir_kernel void @k(i32 addrspace(1)* %o) {\n"
+                        "entry:\n  call spir_func void @_Z7barrierj(i32 1)\n"
+                        "  %t = call spir_func i64 @_Z12get_local_idj(i32 0)\n"
+                        "  %odd = trunc i64 %t to i1\n  br i1 %odd, label %exit, label %st\n"
+                        "st:\n  store i32 1, i32 addrspace(1)* %o\n  br label %exit\n"
+                        "exit:\n  ret void\n}\n");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(leave_at_the_next_barrier(*after->getFunction("k")), 0u);
+}
+
+}  // namespace
+}  // namespace zexcpu
