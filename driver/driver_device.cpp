@@ -296,7 +296,7 @@ ze_result_t ZE_APICALL zeDriverGetIpcProperties(ze_driver_handle_t hDriver, ze_d
   if (hDriver == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (props == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (!is_driver(hDriver)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  props->flags = ZE_IPC_PROPERTY_FLAG_MEMORY;  // device allocations (context_memory.cpp); no event pools
+  props->flags = ZE_IPC_PROPERTY_FLAG_MEMORY;  // device allocations (memory_ipc.cpp); no event pools
   return ZE_RESULT_SUCCESS;
 }
 

@@ -175,6 +175,12 @@ inline bool is_device(ze_device_handle_t h) { return h != nullptr && h->magic ==
 inline bool is_context(ze_context_handle_t h) { return h != nullptr && h->magic == kContextMagic; }
 inline bool is_event(ze_event_handle_t h) { return h != nullptr && h->magic == kEventMagic; }
 inline bool is_fence(ze_fence_handle_t h) { return h != nullptr && h->magic == kFenceMagic; }
+/// The check every entry point taking a context makes first: INVALID_NULL_HANDLE, INVALID_ARGUMENT.
+inline ze_result_t check_context(ze_context_handle_t h) {
+  if (h == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!is_context(h)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  return ZE_RESULT_SUCCESS;
+}
 
 // --- event lifetimes (event_fence.cpp; docs/cpu-driver.md "Events destroyed in flight") -----------
 

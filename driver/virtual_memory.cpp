@@ -78,12 +78,6 @@ int prot_of(ze_memory_access_attribute_t a) {
   }
 }
 
-ze_result_t check_context(ze_context_handle_t h) {
-  if (h == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (!is_context(h)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  return ZE_RESULT_SUCCESS;
-}
-
 /// NEO's page size for `size` (zeVirtualMemQueryPageSize).
 size_t page_for(size_t size) { return size >= kLargePage ? kLargePage : kSmallPage; }
 
