@@ -1,0 +1,162 @@
+// The fault-injection sweep's child: the workload, in rounds, one line per round (fault_sweep.hpp).
+#include "fault_sweep.hpp"
+
+#include "zex_fixture.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace fault_sweep {
+
+// ---------------------------------------------------------------------------------------------
+// The child: the workload, in rounds.
+
+std::string clean(std::string s) {
+  for (char& c : s)
+    if (c == '|' || c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+// The kernels write here: plain host memory, which zex-cpu (PoCL's CPU device) accepts as a pointer
+// argument. A USM buffer would make the harness call zeMemAllocShared and zeMemFree itself, and its
+// zeMemFree would take one of the call numbers the sweep means for zex's own.
+alignas(64) uint32_t g_buffer[16];
+uint32_t* const g_count = g_buffer;
+
+Round run_round(const std::vector<uint8_t>& spirv) {
+  Round r;
+  // ZEX_SWEEP_TRACE=1: each step on stderr with its start time, to see where a slow or hung child is.
+  static const bool trace = std::getenv("ZEX_SWEEP_TRACE") != nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto step = [&](std::string s) {
+    r.step = std::move(s);
+    if (trace)
+      std::fprintf(stderr, "%8.3f s  %s\n",
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), r.step.c_str());
+  };
+  auto expect = [&](bool ok, const std::string& what) {
+    if (!ok) r.failures.push_back(r.step + ": " + what);
+  };
+  try {
+    step("Context()");
+    zex::Context ctx;
+    zex::Device dev = ctx.device(0);
+    step("Module()");
+    zex::Module mod(dev, spirv);
+    zex::Kernel mt = mod.kernel("maybe_throw");
+    zex::Kernel cn = mod.kernel("throw_computed_name");
+    step("Stream() 1");
+    zex::Stream s1(dev);
+    step("Stream() 2");
+    zex::Stream s2(dev);
+    for (int level = 0; level <= 2; ++level) {
+      const std::string at = " at level " + std::to_string(level);
+      step("clean launch" + at);
+      g_count[0] = 0;
+      s1.launch(mt, zex_test::cfg1d(2, 4, level), g_count, uint32_t(0));
+      s1.synchronize();
+      expect(g_count[0] == 8, "count " + std::to_string(g_count[0]) + ", expected 8");
+      step("throwing launch" + at);
+      g_count[0] = 0;
+      s1.launch(mt, zex_test::cfg1d(2, 4, level), g_count, uint32_t(1));
+      try {
+        s1.synchronize();
+        expect(false, "no KernelException");
+      } catch (const zex::KernelException& ex) {
+        expect(g_count[0] == 7, "count " + std::to_string(g_count[0]) + ", expected 7 (the thrower returns, the others go on)");
+        expect(ex.kernel_name() == "maybe_throw", "kernel_name '" + ex.kernel_name() + "'");
+        expect(ex.debug_level() == level, "debug_level " + std::to_string(ex.debug_level()));
+        // zex numbered the throw (issue 15): name, reason and frame from the module's table at every
+        // level, the work-item at level 2.
+        expect(ex.name() == "StreamError", "name '" + ex.name() + "'");
+        expect(ex.reason() == "asked to throw", "reason '" + ex.reason() + "'");
+        expect(!ex.frames().empty() && ex.frames()[0].function == "maybe_throw" &&
+                   ex.frames()[0].file == zex_test::kernel_source(),
+               "frame 0");
+        if (level == 2)
+          expect(ex.global_id() && (*ex.global_id() == std::array<uint64_t, 3>{0, 0, 0}), "global id");
+        else
+          expect(!ex.global_id(), "a global id below level 2");
+      }
+      // Stream::ready() (zeEventQueryStatus) on a clean launch, polled to its end.
+      step("ready()" + at);
+      s1.launch(mt, zex_test::cfg1d(2, 4, level), g_count, uint32_t(0));
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!s1.ready()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          expect(false, "ready() stayed false for 30 s");
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      s1.synchronize();
+    }
+    // A name the string pass cannot place: with ZEX_CPU_LENIENT_ADDRESS_RANGE=1 (set by the parent)
+    // zeMemGetAddressRange finds it and the host reads it with a device-to-host copy on the helper list,
+    // so this is the step that runs the validated-read path (docs/design.md, "Where strings live").
+    // Twice, with different names: the second read reuses the helper list, its event and its staging
+    // buffer, so a read that failed half-way must leave them fit for the next one (a stale event would
+    // let the second read see the first name's bytes).
+    for (uint32_t which : {1u, 0u}) {
+      const std::string expected = which ? "SecondName" : "FirstName";
+      step("computed name " + expected);
+      s2.launch(cn, zex_test::cfg1d(2, 4, 1), which);
+      try {
+        s2.synchronize();
+        expect(false, "no KernelException");
+      } catch (const zex::KernelException& ex) {
+        expect(ex.kernel_name() == "throw_computed_name", "kernel_name '" + ex.kernel_name() + "'");
+        expect(ex.reason() == "a computed name", "reason '" + ex.reason() + "'");
+        if (ex.name().rfind("<invalid address 0x", 0) == 0)
+          r.degraded.insert("name-unreadable");
+        else
+          expect(ex.name() == expected, "name '" + ex.name() + "'");
+      }
+    }
+    step("clean launch after");
+    g_count[0] = 0;
+    s2.launch(mt, zex_test::cfg1d(2, 4, 1), g_count, uint32_t(0));
+    s2.synchronize();
+    expect(g_count[0] == 8, "count " + std::to_string(g_count[0]) + ", expected 8");
+    // A throw nobody synchronizes for: ~Stream discards it (waits, resets the claim word).
+    step("unsynchronized throw, then destroy");
+    s2.launch(mt, zex_test::cfg1d(2, 4, 2), g_count, uint32_t(1));
+  } catch (const zex::ZeError& ex) {
+    r.outcome = "zeerror";
+    r.call = ex.call();
+    r.result = result_str(ex.result());
+  } catch (const std::exception& ex) {
+    r.outcome = "error";
+    r.failures.push_back(r.step + ": unexpected exception: " + ex.what());
+  }
+  return r;
+}
+
+bool log_has_lines(const char* path) {
+  std::ifstream f(path);
+  std::string line;
+  return static_cast<bool>(std::getline(f, line));
+}
+
+}  // namespace fault_sweep
