@@ -179,6 +179,52 @@ void retarget(Instruction& t, uint32_t from, uint32_t to) {
     if (k < t.size() && t.words[k] == from) t.words[k] = to;
 }
 
+std::vector<Block> split_blocks(const Instruction* begin, const Instruction* end, std::vector<Instruction>* head) {
+  std::vector<Block> blocks;
+  for (const Instruction* i = begin; i != end; ++i) {
+    if (i->opcode == spv::OpLabel)
+      blocks.push_back({*i, {}});
+    else if (blocks.empty())
+      head->push_back(*i);
+    else
+      blocks.back().insts.push_back(*i);
+  }
+  return blocks;
+}
+
+bool blocks_terminated(const std::vector<Block>& blocks) {
+  for (const Block& b : blocks)
+    if (b.insts.empty() || !is_terminator(b.insts.back().opcode)) return false;
+  return true;
+}
+
+std::map<uint32_t, std::vector<uint32_t>> predecessors(const std::vector<Block>& blocks) {
+  std::map<uint32_t, std::vector<uint32_t>> preds;
+  for (const Block& b : blocks)
+    if (!b.insts.empty() && is_terminator(b.insts.back().opcode))
+      for (uint32_t t : branch_targets(b.insts.back())) preds[t].push_back(b.id());
+  return preds;
+}
+
+void close_throwing(const std::vector<Block>& blocks, const std::map<uint32_t, std::vector<uint32_t>>& preds,
+                    std::set<uint32_t>& throwing) {
+  if (blocks.empty()) return;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Block& b : blocks) {
+      if (throwing.count(b.id()) || b.id() == blocks[0].id()) continue;
+      auto p = preds.find(b.id());
+      if (p == preds.end() || p->second.empty()) continue;
+      bool all = true;
+      for (uint32_t x : p->second) all = all && throwing.count(x) > 0;
+      if (all) {
+        throwing.insert(b.id());
+        changed = true;
+      }
+    }
+  }
+}
+
 spv_target_env target_env(const std::vector<uint32_t>& words) {
   const uint32_t minor = words.size() > 1 ? (words[1] >> 8) & 0xffu : 0;
   switch (minor) {

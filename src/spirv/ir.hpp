@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,25 @@ bool is_terminator(uint16_t opcode);
 std::vector<uint32_t> branch_targets(const Instruction& terminator);
 /// Points every branch of `terminator` to label `from` at `to` instead.
 void retarget(Instruction& terminator, uint32_t from, uint32_t to);
+
+/// A basic block copied out of a function body: its OpLabel, then its instructions (terminator last).
+struct Block {
+  Instruction label;
+  std::vector<Instruction> insts;
+  uint32_t id() const { return label.result_id; }
+};
+/// The blocks of a function body, the instructions [begin, end) between OpFunction and OpFunctionEnd;
+/// what comes before the first OpLabel (the OpFunctionParameters) goes to *head.
+std::vector<Block> split_blocks(const Instruction* begin, const Instruction* end, std::vector<Instruction>* head);
+/// True when every block ends in a terminator.
+bool blocks_terminated(const std::vector<Block>& blocks);
+/// Each block's predecessors: label -> the labels whose terminators branch to it, in block order.
+std::map<uint32_t, std::vector<uint32_t>> predecessors(const std::vector<Block>& blocks);
+/// Grows `throwing`, the labels of the blocks that call a zex throw entry point, to every block but
+/// the entry whose predecessors all throw: the blocks after a throw's claim (the three-call protocol).
+/// number_throw_paths and converge_throws_at_barriers must agree on which blocks throw, so both use it.
+void close_throwing(const std::vector<Block>& blocks, const std::map<uint32_t, std::vector<uint32_t>>& preds,
+                    std::set<uint32_t>& throwing);
 
 /// The SPIR-V version's validator environment (SPV_ENV_UNIVERSAL_1_x for the header's version).
 spv_target_env target_env(const std::vector<uint32_t>& words);

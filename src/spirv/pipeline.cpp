@@ -213,6 +213,18 @@ void validate_module(const passes::Module& m, const std::vector<uint32_t>& words
   throw zex::InvalidArgument(std::string("zex::Module: ") + what + " is invalid (no diagnostic)");
 }
 
+// The embedded device library (the SPIR-V <= 1.3 build with `old`), parsed on first use, then shared
+// by every link in the process: links on several threads only read it. A parse error (a corrupt build)
+// throws on each call.
+const passes::Module& parsed_device_library(bool old) {
+  if (old) {
+    static const passes::Module m = passes::parse(device_library_1_3());
+    return m;
+  }
+  static const passes::Module m = passes::parse(device_library());
+  return m;
+}
+
 }  // namespace
 
 std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
@@ -281,7 +293,11 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
   };
   passes::IRContext completed = repaired();
   clock.step("parse and repair");
-  const passes::Module lib = passes::parse(library);
+  // The embedded device library is parsed once per process (a link only reads it); an override, the
+  // tests' and zex-spirv's --library, on every link.
+  passes::Module parsed_override;
+  if (library_override) parsed_override = passes::parse(library);
+  const passes::Module& lib = library_override ? parsed_override : parsed_device_library(&library == &device_library_1_3());
   // A throw ends the work-item wherever it happens, and every throw path zex can identify gets an id
   // whose name, reason and frames the host keeps (docs/spirv-passes.md, "number_throw_paths"). First,
   // so that the string pass sees only the throws left with strings and the merge shares the sites.

@@ -34,12 +34,7 @@ bool Converger::converge(Function& f) {
     for (size_t b = 0; b < f.blocks.size(); ++b) at[f.blocks[b].id()] = b;
   };
   index();
-  auto preds_of = [&] {
-    std::map<uint32_t, std::vector<uint32_t>> preds;
-    for (const Block& b : f.blocks)
-      for (uint32_t t : branch_targets(b.insts.back())) preds[t].push_back(b.id());
-    return preds;
-  };
+  auto preds_of = [&] { return predecessors(f.blocks); };
   std::map<uint32_t, std::vector<uint32_t>> preds = preds_of();
 
   // Blocks that throw: they call a zex throw entry point, or every path into them comes from one that does.
@@ -51,18 +46,7 @@ bool Converger::converge(Function& f) {
     for (const Instruction& i : b.insts)
       if (i.opcode == spv::OpFunctionCall && zex_.count(i.word(3)) && kThrowEntries.count(zex_.at(i.word(3))))
         throwing.insert(b.id());
-  for (bool more = true; more;) {
-    more = false;
-    for (const Block& b : f.blocks) {
-      if (throwing.count(b.id()) || b.id() == f.blocks[0].id()) continue;
-      const auto& p = preds[b.id()];
-      if (p.empty()) continue;
-      if (std::all_of(p.begin(), p.end(), [&](uint32_t x) { return throwing.count(x) > 0; })) {
-        throwing.insert(b.id());
-        more = true;
-      }
-    }
-  }
+  close_throwing(f.blocks, preds, throwing);
   // The flag checks number_throw_paths puts after calls of functions that may throw: `OpBranchConditional
   // %flag %thrown %rest 1 1000`, %flag the call's bool (or member 1 of its {T, bool}), %thrown a return.
   auto only_return = [&](uint32_t label) {

@@ -81,19 +81,14 @@ void Converger::collect_functions() {
     f.first = k;
     f.id = m_.insts[k].result_id;
     size_t j = k + 1;
-    for (; j < m_.insts.size() && m_.insts[j].opcode == spv::OpFunctionParameter; ++j) f.head.push_back(m_.insts[j]);
-    for (; j < m_.insts.size() && m_.insts[j].opcode != spv::OpFunctionEnd; ++j) {
-      if (m_.insts[j].opcode == spv::OpLabel)
-        f.blocks.push_back({m_.insts[j], {}});
-      else if (!f.blocks.empty())
-        f.blocks.back().insts.push_back(m_.insts[j]);
-      else
-        throw std::invalid_argument("converge_throws_at_barriers: an instruction before the first block");
-    }
+    while (j < m_.insts.size() && m_.insts[j].opcode != spv::OpFunctionEnd) ++j;
     if (j == m_.insts.size()) throw std::invalid_argument("converge_throws_at_barriers: OpFunction without OpFunctionEnd");
-    for (const Block& b : f.blocks)
-      if (b.insts.empty() || !is_terminator(b.insts.back().opcode))
-        throw std::invalid_argument("converge_throws_at_barriers: a block without a terminator");
+    f.blocks = split_blocks(m_.insts.data() + k + 1, m_.insts.data() + j, &f.head);
+    for (const Instruction& i : f.head)
+      if (i.opcode != spv::OpFunctionParameter)
+        throw std::invalid_argument("converge_throws_at_barriers: an instruction before the first block");
+    if (!blocks_terminated(f.blocks))
+      throw std::invalid_argument("converge_throws_at_barriers: a block without a terminator");
     f.last = j;
     fn_index_[f.id] = fns_.size();
     fns_.push_back(std::move(f));

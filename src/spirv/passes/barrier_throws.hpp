@@ -26,12 +26,6 @@ using Insts = std::vector<Instruction>;
 // The scratch words: 64 ulongs, as large as the largest OpenCL C vector (long16, double16) and more.
 constexpr uint32_t kScratchWords = 64;
 
-struct Block {
-  Instruction label;
-  Insts insts;
-  uint32_t id() const { return label.result_id; }
-};
-
 struct Function {
   size_t first = 0, last = 0;  // OpFunction, OpFunctionEnd in m.insts
   uint32_t id = 0;

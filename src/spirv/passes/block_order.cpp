@@ -28,14 +28,14 @@ namespace passes {
 
 namespace {
 
-struct Block {
+struct BlockRange {  // a block in place: no copy of its instructions
   size_t begin, end;  // [begin, end) in Module::insts, OpLabel first, terminator last
   std::vector<size_t> succ, pred;
 };
 
 // The blocks of the function whose instructions are [first_label, function_end), or false if the
 // function has a shape the pass does not know.
-bool blocks_of(const Module& m, size_t first_label, size_t function_end, std::vector<Block>& blocks) {
+bool blocks_of(const Module& m, size_t first_label, size_t function_end, std::vector<BlockRange>& blocks) {
   std::unordered_map<uint32_t, size_t> index;  // label -> block
   for (size_t k = first_label; k < function_end; ++k) {
     if (m.insts[k].opcode != spv::OpLabel) continue;
@@ -61,7 +61,7 @@ bool blocks_of(const Module& m, size_t first_label, size_t function_end, std::ve
 // Appends to `rpo` the reverse post-order of the blocks reached from `root` and not yet `seen`.
 // Iterative (a function may have thousands of blocks); the successors in decreasing binary position,
 // so that the earliest one ends up first after its block.
-void reverse_post_order(const std::vector<Block>& blocks, size_t root, std::vector<char>& seen,
+void reverse_post_order(const std::vector<BlockRange>& blocks, size_t root, std::vector<char>& seen,
                         std::vector<size_t>& rpo) {
   std::vector<size_t> post;
   std::vector<std::pair<size_t, std::vector<size_t>>> stack;
@@ -88,7 +88,7 @@ void reverse_post_order(const std::vector<Block>& blocks, size_t root, std::vect
 
 // True if every block reachable from the entry comes after its immediate dominator (Cooper, Harvey
 // and Kennedy's iteration over the reverse post-order `rpo` of the reachable blocks).
-bool dominance_ordered(const std::vector<Block>& blocks, const std::vector<size_t>& rpo) {
+bool dominance_ordered(const std::vector<BlockRange>& blocks, const std::vector<size_t>& rpo) {
   constexpr size_t kNone = static_cast<size_t>(-1);
   std::vector<size_t> at(blocks.size(), kNone), idom(blocks.size(), kNone);
   for (size_t k = 0; k < rpo.size(); ++k) at[rpo[k]] = k;
@@ -117,7 +117,7 @@ bool dominance_ordered(const std::vector<Block>& blocks, const std::vector<size_
 }
 
 // The new order of the function's blocks, or empty if its order is valid already.
-std::vector<size_t> new_order(const std::vector<Block>& blocks) {
+std::vector<size_t> new_order(const std::vector<BlockRange>& blocks) {
   std::vector<char> seen(blocks.size(), 0);
   std::vector<size_t> order;
   reverse_post_order(blocks, 0, seen, order);
@@ -142,7 +142,7 @@ Status order_blocks(IRContext& ctx) {
     while (first < m.insts.size() && m.insts[first].opcode == spv::OpFunctionParameter) ++first;
     end = first;
     while (end < m.insts.size() && m.insts[end].opcode != spv::OpFunctionEnd) ++end;
-    std::vector<Block> blocks;
+    std::vector<BlockRange> blocks;
     if (end == m.insts.size() || first == end || m.insts[first].opcode != spv::OpLabel ||
         !blocks_of(m, first, end, blocks)) {
       f = end;

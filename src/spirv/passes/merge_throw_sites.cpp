@@ -37,11 +37,6 @@ Instruction moved(const Instruction& i) {
   return c;
 }
 
-struct Block {
-  Instruction label;
-  Insts insts;
-};
-
 struct Region {
   std::vector<uint32_t> key;  // what must be equal for two sites to share one region
   Insts seq;                  // the region's instructions but terminators: A's, then B's
@@ -71,30 +66,22 @@ using Params = std::map<uint32_t, std::vector<uint32_t>>;  // function -> parame
 
 class Merger {
  public:
-  Merger(const std::map<uint32_t, std::string>& zex, const Params& params, const std::map<uint32_t, uint32_t>& types,
-         uint32_t next_id, std::set<uint32_t>& dead)
-      : zex_(zex), params_(params), types_(types), next_id_(next_id), dead_(dead) {}
+  // `ctx`'s module is read only (the pass writes it at its end), so its analyses stay valid throughout.
+  Merger(const std::map<uint32_t, std::string>& zex, const Params& params, IRContext& ctx, uint32_t next_id,
+         std::set<uint32_t>& dead)
+      : zex_(zex), params_(params), ctx_(ctx), next_id_(next_id), dead_(dead) {}
 
   uint32_t next_id() const { return next_id_; }
 
   // body: the instructions between OpFunction and OpFunctionEnd.
   Insts run(const Insts& body) {
     Insts head;
-    for (const Instruction& i : body) {
-      if (i.opcode == spv::OpLabel)
-        blocks_.push_back({i, {}});
-      else if (blocks_.empty())
-        head.push_back(i);
-      else
-        blocks_.back().insts.push_back(i);
-    }
+    blocks_ = split_blocks(body.data(), body.data() + body.size(), &head);
     for (size_t b = 0; b < blocks_.size(); ++b) {
       if (!index_.emplace(blocks_[b].label.result_id, b).second) return body;  // a label defined twice
       for (const Instruction& i : blocks_[b].insts) count_uses(i);
     }
-    for (const Block& b : blocks_)
-      if (!b.insts.empty() && is_terminator(b.insts.back().opcode))
-        for (uint32_t t : branch_targets(b.insts.back())) preds_[t].push_back(b.label.result_id);
+    preds_ = predecessors(blocks_);
 
     std::set<uint32_t> pinned;  // structured merge targets keep their identity
     for (const Block& b : blocks_)
@@ -164,8 +151,8 @@ class Merger {
   }
 
   const uint32_t* type_of(uint32_t id) const {
-    auto t = types_.find(id);
-    return t == types_.end() ? nullptr : &t->second;
+    const Instruction* d = ctx_.def(id);
+    return d && d->type_id ? &d->type_id : nullptr;
   }
 
   // The operand words of `i` at which sites may pass different values (through an OpPhi).
@@ -400,7 +387,7 @@ class Merger {
 
   const std::map<uint32_t, std::string>& zex_;
   const Params& params_;
-  const std::map<uint32_t, uint32_t>& types_;  // value -> its type
+  IRContext& ctx_;  // def(): a value's type
   uint32_t next_id_;
   std::set<uint32_t>& dead_;
   std::vector<Block> blocks_;
@@ -418,36 +405,34 @@ Status merge_throw_sites(IRContext& ctx) {
   for (auto& [id, name] : ctx.imports())
     if (name.rfind("zex_", 0) == 0) zex[id] = name;
   if (zex.empty()) return Status::Unchanged;
+  const std::vector<IRContext::FunctionRange>& functions = ctx.functions();
   Params params;
-  std::vector<uint32_t>* cur = nullptr;
-  for (const Instruction& i : m.insts) {
-    if (i.opcode == spv::OpFunction)
-      cur = &params[i.result_id];
-    else if (i.opcode == spv::OpFunctionParameter && cur)
-      cur->push_back(i.type_id);
-    else if (i.opcode == spv::OpLabel || i.opcode == spv::OpFunctionEnd)
-      cur = nullptr;
+  for (const IRContext::FunctionRange& f : functions) {
+    std::vector<uint32_t>& p = params[f.id];
+    for (size_t k = f.first + 1; k < f.last && m.insts[k].opcode == spv::OpFunctionParameter; ++k)
+      p.push_back(m.insts[k].type_id);
   }
-  std::map<uint32_t, uint32_t> types;
-  for (const Instruction& i : m.insts)
-    if (i.result_id && i.type_id) types[i.result_id] = i.type_id;
   std::set<uint32_t> dead;
   uint32_t next_id = m.header[3];
   Insts out;
-  for (size_t i = 0; i < m.insts.size();) {
-    out.push_back(m.insts[i]);
-    if (m.insts[i++].opcode != spv::OpFunction) continue;
-    size_t j = i;
-    while (j < m.insts.size() && m.insts[j].opcode != spv::OpFunctionEnd) ++j;
-    Insts body(m.insts.begin() + static_cast<std::ptrdiff_t>(i), m.insts.begin() + static_cast<std::ptrdiff_t>(j));
-    if (std::any_of(body.begin(), body.end(), [](const Instruction& x) { return x.opcode == spv::OpLabel; })) {
-      Merger mg(zex, params, types, next_id, dead);
-      body = mg.run(body);
-      next_id = mg.next_id();
-    }
+  out.reserve(m.insts.size());
+  auto copy = [&](size_t from, size_t to) {  // m.insts[from, to) unchanged
+    out.insert(out.end(), m.insts.begin() + static_cast<std::ptrdiff_t>(from),
+               m.insts.begin() + static_cast<std::ptrdiff_t>(to));
+  };
+  size_t done = 0;  // m.insts[0, done) are in `out`
+  for (const IRContext::FunctionRange& f : functions) {
+    if (!f.defined) continue;
+    copy(done, f.first + 1);  // up to and including the OpFunction
+    Insts body(m.insts.begin() + static_cast<std::ptrdiff_t>(f.first + 1),
+               m.insts.begin() + static_cast<std::ptrdiff_t>(f.last));
+    Merger mg(zex, params, ctx, next_id, dead);
+    body = mg.run(body);
+    next_id = mg.next_id();
     out.insert(out.end(), body.begin(), body.end());
-    i = j;
+    done = f.last;
   }
+  copy(done, m.insts.size());
   if (next_id == m.header[3]) return Status::Unchanged;  // nothing merged: every new region takes new ids
   out.erase(std::remove_if(out.begin(), out.end(),
                            [&](const Instruction& i) {

@@ -34,21 +34,13 @@ bool CallGraph::collect_functions(IRContext& ctx) {
     f.id = m_.insts[k].result_id;
     f.first = k;
     size_t j = k + 1;
-    for (; j < m_.insts.size() && m_.insts[j].opcode != spv::OpFunctionEnd; ++j) {
-      const Instruction& i = m_.insts[j];
-      if (i.opcode == spv::OpLabel)
-        f.blocks.push_back({i, {}});
-      else if (f.blocks.empty())
-        f.head.push_back(i);
-      else
-        f.blocks.back().insts.push_back(i);
-    }
+    while (j < m_.insts.size() && m_.insts[j].opcode != spv::OpFunctionEnd) ++j;
     if (j == m_.insts.size()) return false;
+    f.blocks = split_blocks(m_.insts.data() + k + 1, m_.insts.data() + j, &f.head);
     f.last = j;
     k = j;
     if (f.blocks.empty()) continue;  // a declaration (the zex imports)
-    for (const Block& b : f.blocks)
-      if (b.insts.empty() || !is_terminator(b.insts.back().opcode)) return false;
+    if (!blocks_terminated(f.blocks)) return false;
     f.entry = ctx.is_entry_point(f.id);
     fn_index[f.id] = fns.size();
     fns.push_back(std::move(f));

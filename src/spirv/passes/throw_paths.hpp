@@ -29,12 +29,6 @@ using Insts = std::vector<Instruction>;
 // through shared helpers, and the host keeps one table entry per path.
 constexpr uint64_t kMaxPaths = 1u << 16;
 
-struct Block {
-  Instruction label;
-  Insts insts;
-  uint32_t id() const { return label.result_id; }
-};
-
 // Where an instruction is, as the debug information says.
 struct Loc {
   uint32_t scope = 0, inlined = 0;  // DebugScope operands (0: none)

@@ -26,26 +26,11 @@ void Rewriter::rewrite_function(Function& f, const std::map<uint32_t, uint32_t>&
   // does (the three-call protocol's blocks after the claim).
   std::map<uint32_t, size_t> at;
   for (size_t b = 0; b < f.blocks.size(); ++b) at[f.blocks[b].id()] = b;
-  std::map<uint32_t, std::vector<uint32_t>> preds;
-  for (const Block& b : f.blocks)
-    for (uint32_t t : branch_targets(b.insts.back())) preds[t].push_back(b.id());
+  std::map<uint32_t, std::vector<uint32_t>> preds = predecessors(f.blocks);
   std::set<uint32_t> throwing;
   for (const Call& c : f.calls)
     if (g_.throw_entry.count(c.callee)) throwing.insert(f.blocks[c.block].id());
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const Block& b : f.blocks) {
-      if (throwing.count(b.id()) || b.id() == f.blocks[0].id()) continue;
-      const auto& p = preds[b.id()];
-      if (p.empty()) continue;
-      bool all = true;
-      for (uint32_t x : p) all = all && throwing.count(x);
-      if (all) {
-        throwing.insert(b.id());
-        changed = true;
-      }
-    }
-  }
+  close_throwing(f.blocks, preds, throwing);
   uint32_t thrown_block = 0;
   auto thrown_exit = [&]() {
     if (!thrown_block) thrown_block = fresh();
