@@ -1,0 +1,416 @@
+// zex::Graph and zex::Queue (docs/design.md, "Graphs"). A graph records launches into one regular
+// command list, all with one report slot. Each execution is submitted as two lists: the graph's, and
+// one of the graph's epilogues, a short regular list zex records once per ring entry:
+//
+//   barrier; copy report -> ring[k].report; copy claim area -> ring[k].claim; barrier;
+//   fill claim area with 0; fill report status with 0; barrier signalling event k
+//
+// so every execution leaves its report (or an empty one) in its own ring entry and the next execution
+// starts with a clean slot. The host reads ring entries only after their executions finished: at
+// synchronize, or when a graph has kMaxInFlight executions in flight and needs an entry back (it then
+// waits for the oldest half; what they threw is kept for the next synchronize). Nothing is dropped.
+#include <zex/graph.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zex {
+
+namespace {
+
+constexpr uint32_t kZero = 0;
+
+// One ring entry: what an epilogue copies out of the slot.
+struct Copy {
+  zex_report_t report;
+  uint32_t claim[ZEX_CLAIM_BYTES / sizeof(uint32_t)];
+};
+
+}  // namespace
+
+struct Graph::State {
+  using Record = detail::LaunchRecord<Kernel::State>;
+
+  Device dev;
+  SlabPool* pool = nullptr;
+  Slot slot;
+  std::string name;
+  ze_command_list_handle_t list = nullptr;
+  bool owned = true;
+  bool closed = false;
+  bool appended = false;  // a launch was recorded: the next one gets a barrier first
+  uint64_t next_id = 1;
+  Record record;  // every launch of the graph, for as long as the graph lives
+  int env_level = 1;
+  std::string env_error;
+
+  std::mutex mu;  // executions and harvesting (recording is one thread's, before close())
+  Copy* ring = nullptr;  // host USM, kMaxInFlight entries
+  ze_event_pool_handle_t events_pool = nullptr;
+  std::vector<ze_event_handle_t> events;          // one per epilogue, signalled by its last barrier
+  std::vector<ze_command_list_handle_t> epilogues;  // created as executions in flight need them
+  std::vector<uint32_t> free_entries;
+  struct InFlight {
+    uint64_t execution;
+    uint32_t entry;
+  };
+  std::deque<InFlight> in_flight;
+  uint64_t executions = 0;
+  ze_command_queue_handle_t queue = nullptr;  // where the executions in flight are
+  bool abandoned = false;                     // the Graph is gone: its throws are nobody's
+
+  // Harvested since the last synchronize that raised.
+  std::vector<KernelExceptionInfo> thrown;  // at most kMaxKept + 1
+  uint64_t thrown_count = 0;
+  uint64_t harvested = 0;
+
+  State(const Device& d, std::string n) : dev(d), pool(&d.slab_pool()), name(std::move(n)) {
+    try {
+      env_level = default_debug_level();
+    } catch (const std::exception& e) {
+      env_error = e.what();
+    }
+  }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  ~State() {
+    // Nothing of ours may still run: wait for the executions in flight (their epilogues write the ring).
+    for (const InFlight& f : in_flight) zeEventHostSynchronize(events[f.entry], UINT64_MAX);
+    for (ze_command_list_handle_t e : epilogues) zeCommandListDestroy(e);
+    for (ze_event_handle_t e : events) zeEventDestroy(e);
+    if (events_pool) zeEventPoolDestroy(events_pool);
+    if (ring) zeMemFree(dev.context_handle(), ring);
+    if (list && owned) zeCommandListDestroy(list);
+    if (slot) pool->release(slot);
+  }
+
+  void init(ze_command_list_handle_t adopted) {
+    slot = pool->acquire();
+    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+    void* p = nullptr;
+    check(zeMemAllocHost(dev.context_handle(), &hd, sizeof(Copy) * kMaxInFlight, 64, &p), "zeMemAllocHost",
+          "allocating a zex::Graph's report copies");
+    ring = static_cast<Copy*>(p);
+    std::memset(static_cast<void*>(ring), 0, sizeof(Copy) * kMaxInFlight);
+    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, kMaxInFlight};
+    ze_device_handle_t dh = dev.handle();
+    check(zeEventPoolCreate(dev.context_handle(), &pd, 1, &dh, &events_pool), "zeEventPoolCreate",
+          "creating a zex::Graph's events");
+    if (adopted) {
+      list = adopted;
+      owned = false;
+    } else {
+      ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, dev.compute_ordinal(), 0};
+      check(zeCommandListCreate(dev.context_handle(), dev.handle(), &ld, &list), "zeCommandListCreate",
+            "creating a zex::Graph's command list");
+    }
+  }
+
+  const std::string& shown_name() const {
+    static const std::string unnamed = "a zex::Graph";
+    return name.empty() ? unnamed : name;
+  }
+
+  // Records epilogue k (and creates its event): see the top of this file.
+  void add_epilogue() {
+    const uint32_t k = static_cast<uint32_t>(epilogues.size());
+    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, k, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
+    ze_event_handle_t ev = nullptr;
+    check(zeEventCreate(events_pool, &ed, &ev), "zeEventCreate", "creating a zex::Graph's event");
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, dev.compute_ordinal(), 0};
+    ze_command_list_handle_t e = nullptr;
+    ze_result_t r = zeCommandListCreate(dev.context_handle(), dev.handle(), &ld, &e);
+    if (r != ZE_RESULT_SUCCESS) {
+      zeEventDestroy(ev);
+      detail::throw_ze_error(r, "zeCommandListCreate", "creating a zex::Graph's epilogue");
+    }
+    const char* what = "recording a zex::Graph's epilogue";
+    try {
+      check(zeCommandListAppendBarrier(e, nullptr, 0, nullptr), "zeCommandListAppendBarrier", what);
+      check(zeCommandListAppendMemoryCopy(e, &ring[k].report, slot.report, sizeof(zex_report_t), nullptr, 0, nullptr),
+            "zeCommandListAppendMemoryCopy", what);
+      check(zeCommandListAppendMemoryCopy(e, ring[k].claim, slot.claim, ZEX_CLAIM_BYTES, nullptr, 0, nullptr),
+            "zeCommandListAppendMemoryCopy", what);
+      check(zeCommandListAppendBarrier(e, nullptr, 0, nullptr), "zeCommandListAppendBarrier", what);
+      check(zeCommandListAppendMemoryFill(e, slot.claim, &kZero, sizeof kZero, ZEX_CLAIM_BYTES, nullptr, 0, nullptr),
+            "zeCommandListAppendMemoryFill", what);
+      check(zeCommandListAppendMemoryFill(e, &slot.report->status, &kZero, sizeof kZero, sizeof kZero, nullptr, 0,
+                                          nullptr),
+            "zeCommandListAppendMemoryFill", what);
+      check(zeCommandListAppendBarrier(e, ev, 0, nullptr), "zeCommandListAppendBarrier", what);
+      check(zeCommandListClose(e), "zeCommandListClose", what);
+    } catch (...) {
+      zeCommandListDestroy(e);
+      zeEventDestroy(ev);
+      throw;
+    }
+    events.push_back(ev);
+    epilogues.push_back(e);
+    free_entries.push_back(k);
+  }
+
+  ThrowOrigin origin_of(uint64_t launch_id) const {
+    ThrowOrigin o;
+    const Record::Run* e = launch_id == 0 || launch_id >= next_id ? nullptr : record.find(launch_id);
+    o.launch_level = e ? e->level : env_level;
+    if (e) {
+      o.kernel_name = *e->kernel->name;
+      o.known = e->kernel->module->known_strings(o.launch_level);
+      o.sites = &e->kernel->module->sites();
+      o.site_base = e->kernel->module->site_base();
+      if (e->file) o.launch_site = SourceLocation{e->file, e->line};
+      for (int k = 0; k < 3; ++k) o.group_size[k] = e->group[k];
+    }
+    return o;
+  }
+
+  // The execution in front of in_flight has finished: reads its ring entry, gives the entry back.
+  void harvest_front() {
+    const InFlight f = in_flight.front();
+    Copy& c = ring[f.entry];
+    if (__atomic_load_n(&c.report.status, __ATOMIC_ACQUIRE) != ZEX_STATUS_NONE) {
+      ++thrown_count;
+      if (thrown.size() <= kMaxKept) {
+        Slot copy{&c.report, c.claim, UINT32_MAX};
+        KernelExceptionInfo info = pool->read_and_reset(copy, origin_of(c.report.launch_id), nullptr);
+        info.execution = f.execution;
+        info.graph_name = name;
+        thrown.push_back(std::move(info));
+      }
+      c.report.status = ZEX_STATUS_NONE;
+    }
+    ++harvested;
+    check(zeEventHostReset(events[f.entry]), "zeEventHostReset", "reusing a zex::Graph's epilogue");
+    in_flight.pop_front();
+    free_entries.push_back(f.entry);
+  }
+
+  // An entry for the next execution: a free one, a new one, or (kMaxInFlight in flight) the oldest
+  // half's, after waiting for them.
+  uint32_t take_entry() {
+    if (free_entries.empty() && epilogues.size() < kMaxInFlight) add_epilogue();
+    if (free_entries.empty()) {
+      for (uint32_t i = 0; i < kMaxInFlight / 2 && !in_flight.empty(); ++i) {
+        check(zeEventHostSynchronize(events[in_flight.front().entry], UINT64_MAX), "zeEventHostSynchronize",
+              "waiting for a zex::Graph's oldest executions");
+        harvest_front();
+      }
+    }
+    const uint32_t k = free_entries.back();
+    free_entries.pop_back();
+    return k;
+  }
+};
+
+// ---- Graph ---------------------------------------------------------------------------------------
+
+Graph::Graph(const Device& dev, std::string name) : s_(std::make_shared<State>(dev, std::move(name))) {
+  s_->init(nullptr);
+}
+
+Graph::Graph(std::shared_ptr<State> s) : s_(std::move(s)) {}
+
+Graph Graph::adopt(const Device& dev, ze_command_list_handle_t list, std::string name) {
+  if (!list) throw InvalidArgument("zex::Graph::adopt: the command list is null; pass a regular command list that is not closed yet");
+  auto s = std::make_shared<State>(dev, std::move(name));
+  s->init(list);
+  return Graph(std::move(s));
+}
+
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+
+Graph::~Graph() {
+  if (!s_) return;
+  std::lock_guard<std::mutex> lock(s_->mu);
+  // What the executions use (the runtime's buffers, the kernels) may go right after the graph: wait for
+  // them here. The Queue that executed them still harvests them (their events stay signalled), and drops
+  // their throws.
+  for (const State::InFlight& f : s_->in_flight) zeEventHostSynchronize(s_->events[f.entry], UINT64_MAX);
+  s_->abandoned = true;
+}
+
+Graph::State& Graph::live() const {
+  if (__builtin_expect(!s_, 0)) throw LogicError("zex::Graph: this graph was moved from; use the graph it was moved to");
+  return *s_;
+}
+
+int Graph::level_for(int requested) const {
+  const State& g = live();
+  if (requested == -1 && g.env_error.empty()) return g.env_level;
+  if (requested >= 0 && requested <= 2) return requested;
+  if (requested == -1) throw InvalidArgument(g.env_error);
+  throw InvalidArgument("zex::Graph::launch: debug_level " + std::to_string(requested) +
+                        " is not a debug level; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL, else 1)");
+}
+
+Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg) {
+  State& g = live();
+  if (g.closed)
+    throw LogicError("zex::Graph::launch: " + std::string(g.name.empty() ? "the graph" : "graph '" + g.name + "'") +
+                     " is closed; record every launch before close(), or record a new zex::Graph");
+  if (ks.device != &g.dev.info()) detail::throw_wrong_device(*ks.name, *ks.device, g.dev.info());
+  Kernel::Level& l = ks.at(level);
+  detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, cfg.groups, cfg.group_size);
+  const Dim3& b = cfg.group_size;
+  if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) {
+    ze_result_t r = zeKernelSetGroupSize(l.kernel, b.x, b.y, b.z);
+    if (r != ZE_RESULT_SUCCESS) detail::throw_group_size_error(r, *ks.name);
+    l.group[0] = b.x;
+    l.group[1] = b.y;
+    l.group[2] = b.z;
+  }
+  return l;
+}
+
+void Graph::append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n,
+                          const Dim3& g3, const char* file, uint32_t line) {
+  State& g = live();
+  const uint64_t id = g.next_id;
+  const zex_state_t state = SlabPool::state(g.slot, id);
+  detail::set_arg(l.kernel, n, state, detail::param_kind::kOther, *ks.name);
+  g.record.reserve_one();
+  // In recording order, with the runtime's own appends between launches too.
+  if (g.appended)
+    check(zeCommandListAppendBarrier(g.list, nullptr, 0, nullptr), "zeCommandListAppendBarrier",
+          "ordering a zex::Graph's launches");
+  const ze_group_count_t groups{g3.x, g3.y, g3.z};
+  ze_result_t r = zeCommandListAppendLaunchKernel(g.list, l.kernel, &groups, nullptr, 0, nullptr);
+  if (r != ZE_RESULT_SUCCESS) detail::throw_launch_error(r, *ks.name);
+  g.appended = true;
+  ++g.next_id;
+  g.record.start(State::Record::Run{id, level, kernel.state_, file, line, {l.group[0], l.group[1], l.group[2]}});
+}
+
+void Graph::close() {
+  State& g = live();
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (g.closed) return;
+  check(zeCommandListAppendBarrier(g.list, nullptr, 0, nullptr), "zeCommandListAppendBarrier", "closing a zex::Graph");
+  check(zeCommandListClose(g.list), "zeCommandListClose", "closing a zex::Graph");
+  g.closed = true;
+}
+
+bool Graph::closed() const { return live().closed; }
+ze_command_list_handle_t Graph::handle() const noexcept { return s_ ? s_->list : nullptr; }
+const std::string& Graph::name() const { return live().name; }
+const Device& Graph::device() const { return live().dev; }
+uint64_t Graph::executions() const {
+  State& g = live();
+  std::lock_guard<std::mutex> lock(g.mu);
+  return g.executions;
+}
+
+// ---- Queue ---------------------------------------------------------------------------------------
+
+struct Queue::State {
+  Device dev;
+  ze_command_queue_handle_t queue = nullptr;
+  bool owned = true;
+  std::mutex mu;
+  std::vector<std::shared_ptr<Graph::State>> touched;  // graphs executed since the last synchronize
+
+  explicit State(const Device& d) : dev(d) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() {
+    if (queue) zeCommandQueueSynchronize(queue, UINT64_MAX);
+    if (queue && owned) zeCommandQueueDestroy(queue);
+  }
+};
+
+Queue::Queue(const Device& dev) : s_(std::make_unique<State>(dev)) {
+  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, dev.compute_ordinal(), 0, 0,
+                             ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  check(zeCommandQueueCreate(dev.context_handle(), dev.handle(), &qd, &s_->queue), "zeCommandQueueCreate",
+        "creating a zex::Queue");
+}
+
+Queue::Queue(std::unique_ptr<State> s) : s_(std::move(s)) {}
+
+Queue Queue::adopt(const Device& dev, ze_command_queue_handle_t queue) {
+  if (!queue) throw InvalidArgument("zex::Queue::adopt: the command queue is null");
+  auto s = std::make_unique<State>(dev);
+  s->queue = queue;
+  s->owned = false;
+  return Queue(std::move(s));
+}
+
+Queue::Queue(Queue&&) noexcept = default;
+Queue& Queue::operator=(Queue&&) noexcept = default;
+Queue::~Queue() = default;
+
+Queue::State& Queue::live() const {
+  if (__builtin_expect(!s_, 0)) throw LogicError("zex::Queue: this queue was moved from; use the queue it was moved to");
+  return *s_;
+}
+
+ze_command_queue_handle_t Queue::handle() const noexcept { return s_ ? s_->queue : nullptr; }
+
+void Queue::execute(Graph& graph) {
+  State& q = live();
+  Graph::State& g = graph.live();
+  std::lock_guard<std::mutex> qlock(q.mu);
+  std::lock_guard<std::mutex> glock(g.mu);
+  const std::string which = g.name.empty() ? "the graph" : "graph '" + g.name + "'";
+  if (!g.closed) throw LogicError("zex::Queue::execute: " + which + " is not closed; call close() after recording it");
+  if (g.dev != q.dev)
+    throw LogicError("zex::Queue::execute: " + which + " was recorded for another device than the queue's");
+  if (g.queue && g.queue != q.queue)
+    throw LogicError("zex::Queue::execute: " + which +
+                     " has executions in flight on another zex::Queue; synchronize that queue first");
+  const uint32_t k = g.take_entry();
+  ze_command_list_handle_t lists[2] = {g.list, g.epilogues[k]};
+  ze_result_t r = zeCommandQueueExecuteCommandLists(q.queue, 2, lists, nullptr);
+  if (r != ZE_RESULT_SUCCESS) {
+    g.free_entries.push_back(k);
+    detail::throw_ze_error(r, "zeCommandQueueExecuteCommandLists", "executing a zex::Graph");
+  }
+  g.in_flight.push_back({g.executions++, k});
+  g.queue = q.queue;
+  if (std::find_if(q.touched.begin(), q.touched.end(), [&](const auto& p) { return p.get() == &g; }) == q.touched.end())
+    q.touched.push_back(graph.s_);
+}
+
+bool Queue::synchronize_for_ns(uint64_t timeout_ns) {
+  State& q = live();
+  std::lock_guard<std::mutex> qlock(q.mu);
+  ze_result_t r = zeCommandQueueSynchronize(q.queue, timeout_ns);
+  if (r == ZE_RESULT_NOT_READY && timeout_ns != UINT64_MAX) return false;
+  check(r, "zeCommandQueueSynchronize", "waiting for a zex::Queue");
+  // Every execution has finished: harvest them all, then raise the first throw of the first graph
+  // that threw, with the other kept reports (of that graph and of the others) as others().
+  std::vector<KernelExceptionInfo> raised;
+  for (const auto& gp : q.touched) {
+    Graph::State& g = *gp;
+    std::lock_guard<std::mutex> glock(g.mu);
+    while (!g.in_flight.empty()) g.harvest_front();
+    g.queue = nullptr;
+    if (!g.abandoned && !g.thrown.empty()) {
+      for (KernelExceptionInfo& i : g.thrown) {
+        i.executions_thrown = g.thrown_count;
+        i.executions_synchronized = g.harvested;
+        if (raised.size() <= Graph::kMaxKept) raised.push_back(std::move(i));
+      }
+    }
+    g.thrown.clear();
+    g.thrown_count = 0;
+    g.harvested = 0;
+  }
+  q.touched.clear();
+  if (!raised.empty()) {
+    KernelExceptionInfo first = std::move(raised.front());
+    raised.erase(raised.begin());
+    throw KernelException(std::move(first), std::move(raised));
+  }
+  return true;
+}
+
+}  // namespace zex
