@@ -1,19 +1,21 @@
 // zex::Graph and zex::Queue (docs/design.md, "Graphs"). A graph records launches into one regular
 // command list, all with one report slot. Each execution is submitted as two lists: the graph's, and
-// one of the graph's epilogues, a short regular list zex records once per ring entry:
-//
-//   barrier; copy report -> ring[k].report; copy claim area -> ring[k].claim; barrier;
-//   fill claim area with 0; fill report status with 0; barrier signalling event k
-//
-// so every execution leaves its report (or an empty one) in its own ring entry and the next execution
-// starts with a clean slot. The host reads ring entries only after their executions finished: at
+// one of the graph's epilogues, a regular list zex records once per ring entry k: one launch of
+// zex_graph_epilogue (device/zex_graph.cl, one work-item, no event), which, if a work-item
+// threw, copies the slot's report and claim area into ring entry k and resets the slot; if nothing was
+// thrown it loads two words and ends. So every thrown execution leaves its report in its own ring entry
+// and the next execution starts with a clean slot. The host reads ring entries only after their executions finished: at
 // synchronize, or when a graph has kMaxInFlight executions in flight and needs an entry back (it then
-// waits for the oldest half; what they threw is kept for the next synchronize). Nothing is dropped.
+// waits for the queue once and reads them all; what they threw is kept for the next synchronize).
+// Nothing is dropped, and an execution costs one unsignalled launch more than the raw list.
 #include <zex/graph.hpp>
+
+#include "spirv/spirv.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -24,13 +26,35 @@ namespace zex {
 
 namespace {
 
-constexpr uint32_t kZero = 0;
-
 // One ring entry: what an epilogue copies out of the slot.
 struct Copy {
   zex_report_t report;
   uint32_t claim[ZEX_CLAIM_BYTES / sizeof(uint32_t)];
 };
+
+// zex_graph_epilogue of one context and device, built once and shared by that device's graphs (a weak
+// cache: the module goes with the last graph, and with it its hold on the context).
+struct Epilogue {
+  Module module;
+  Kernel kernel;
+};
+
+std::shared_ptr<Epilogue> epilogue_of(const Device& dev) {
+  static std::mutex mu;
+  static auto* cache = new std::map<std::pair<ze_context_handle_t, ze_device_handle_t>, std::weak_ptr<Epilogue>>;
+  std::lock_guard<std::mutex> lock(mu);
+  std::weak_ptr<Epilogue>& w = (*cache)[{dev.context_handle(), dev.handle()}];
+  if (auto p = w.lock()) return p;
+  const std::vector<uint32_t>& words = detail::graph_kernels();
+  if (words.size() < 5)
+    throw RuntimeError("zex::Graph: this zex library was built without its graph kernels (device/zex_graph.cl); "
+                       "rebuild zex with the device/ directory");
+  Module m(dev, words.data(), words.size() * sizeof(uint32_t));
+  Kernel k = m.kernel("zex_graph_epilogue");
+  auto p = std::make_shared<Epilogue>(Epilogue{std::move(m), std::move(k)});
+  w = p;
+  return p;
+}
 
 }  // namespace
 
@@ -38,6 +62,7 @@ struct Graph::State {
   using Record = detail::LaunchRecord<Kernel::State>;
 
   Device dev;
+  std::shared_ptr<Epilogue> epilogue;  // the kernel the epilogue lists launch
   SlabPool* pool = nullptr;
   Slot slot;
   std::string name;
@@ -52,8 +77,6 @@ struct Graph::State {
 
   std::mutex mu;  // executions and harvesting (recording is one thread's, before close())
   Copy* ring = nullptr;  // host USM, kMaxInFlight entries
-  ze_event_pool_handle_t events_pool = nullptr;
-  std::vector<ze_event_handle_t> events;          // one per epilogue, signalled by its last barrier
   std::vector<ze_command_list_handle_t> epilogues;  // created as executions in flight need them
   std::vector<uint32_t> free_entries;
   struct InFlight {
@@ -82,16 +105,15 @@ struct Graph::State {
 
   ~State() {
     // Nothing of ours may still run: wait for the executions in flight (their epilogues write the ring).
-    for (const InFlight& f : in_flight) zeEventHostSynchronize(events[f.entry], UINT64_MAX);
+    if (!in_flight.empty() && queue) zeCommandQueueSynchronize(queue, UINT64_MAX);
     for (ze_command_list_handle_t e : epilogues) zeCommandListDestroy(e);
-    for (ze_event_handle_t e : events) zeEventDestroy(e);
-    if (events_pool) zeEventPoolDestroy(events_pool);
     if (ring) zeMemFree(dev.context_handle(), ring);
     if (list && owned) zeCommandListDestroy(list);
     if (slot) pool->release(slot);
   }
 
   void init(ze_command_list_handle_t adopted) {
+    epilogue = epilogue_of(dev);
     slot = pool->acquire();
     ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     void* p = nullptr;
@@ -99,10 +121,6 @@ struct Graph::State {
           "allocating a zex::Graph's report copies");
     ring = static_cast<Copy*>(p);
     std::memset(static_cast<void*>(ring), 0, sizeof(Copy) * kMaxInFlight);
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, kMaxInFlight};
-    ze_device_handle_t dh = dev.handle();
-    check(zeEventPoolCreate(dev.context_handle(), &pd, 1, &dh, &events_pool), "zeEventPoolCreate",
-          "creating a zex::Graph's events");
     if (adopted) {
       list = adopted;
       owned = false;
@@ -118,40 +136,36 @@ struct Graph::State {
     return name.empty() ? unnamed : name;
   }
 
-  // Records epilogue k (and creates its event): see the top of this file.
+  // Records epilogue k: see the top of this file.
   void add_epilogue() {
     const uint32_t k = static_cast<uint32_t>(epilogues.size());
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, k, ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
-    ze_event_handle_t ev = nullptr;
-    check(zeEventCreate(events_pool, &ed, &ev), "zeEventCreate", "creating a zex::Graph's event");
     ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, dev.compute_ordinal(), 0};
     ze_command_list_handle_t e = nullptr;
     ze_result_t r = zeCommandListCreate(dev.context_handle(), dev.handle(), &ld, &e);
     if (r != ZE_RESULT_SUCCESS) {
-      zeEventDestroy(ev);
       detail::throw_ze_error(r, "zeCommandListCreate", "creating a zex::Graph's epilogue");
     }
     const char* what = "recording a zex::Graph's epilogue";
     try {
-      check(zeCommandListAppendBarrier(e, nullptr, 0, nullptr), "zeCommandListAppendBarrier", what);
-      check(zeCommandListAppendMemoryCopy(e, &ring[k].report, slot.report, sizeof(zex_report_t), nullptr, 0, nullptr),
-            "zeCommandListAppendMemoryCopy", what);
-      check(zeCommandListAppendMemoryCopy(e, ring[k].claim, slot.claim, ZEX_CLAIM_BYTES, nullptr, 0, nullptr),
-            "zeCommandListAppendMemoryCopy", what);
-      check(zeCommandListAppendBarrier(e, nullptr, 0, nullptr), "zeCommandListAppendBarrier", what);
-      check(zeCommandListAppendMemoryFill(e, slot.claim, &kZero, sizeof kZero, ZEX_CLAIM_BYTES, nullptr, 0, nullptr),
-            "zeCommandListAppendMemoryFill", what);
-      check(zeCommandListAppendMemoryFill(e, &slot.report->status, &kZero, sizeof kZero, sizeof kZero, nullptr, 0,
-                                          nullptr),
-            "zeCommandListAppendMemoryFill", what);
-      check(zeCommandListAppendBarrier(e, ev, 0, nullptr), "zeCommandListAppendBarrier", what);
+      Kernel::State& ks = epilogue->kernel.live();
+      detail::LockGuard lock(ks.mu);
+      Kernel::Level& l = ks.at(0);
+      if (l.group[0] != 1 || l.group[1] != 1 || l.group[2] != 1) {
+        check(zeKernelSetGroupSize(l.kernel, 1, 1, 1), "zeKernelSetGroupSize", what);
+        l.group[0] = l.group[1] = l.group[2] = 1;
+      }
+      const uint64_t args[3] = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot.report)),
+                                static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot.claim)),
+                                static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&ring[k]))};
+      for (uint32_t i = 0; i < 3; ++i)
+        check(zeKernelSetArgumentValue(l.kernel, i, sizeof args[i], &args[i]), "zeKernelSetArgumentValue", what);
+      const ze_group_count_t one{1, 1, 1};
+      check(zeCommandListAppendLaunchKernel(e, l.kernel, &one, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel", what);
       check(zeCommandListClose(e), "zeCommandListClose", what);
     } catch (...) {
       zeCommandListDestroy(e);
-      zeEventDestroy(ev);
       throw;
     }
-    events.push_back(ev);
     epilogues.push_back(e);
     free_entries.push_back(k);
   }
@@ -187,21 +201,18 @@ struct Graph::State {
       c.report.status = ZEX_STATUS_NONE;
     }
     ++harvested;
-    check(zeEventHostReset(events[f.entry]), "zeEventHostReset", "reusing a zex::Graph's epilogue");
     in_flight.pop_front();
     free_entries.push_back(f.entry);
   }
 
-  // An entry for the next execution: a free one, a new one, or (kMaxInFlight in flight) the oldest
-  // half's, after waiting for them.
+  // An entry for the next execution: a free one, a new one, or (kMaxInFlight in flight) all of them
+  // back, after one wait for the queue they are on.
   uint32_t take_entry() {
     if (free_entries.empty() && epilogues.size() < kMaxInFlight) add_epilogue();
     if (free_entries.empty()) {
-      for (uint32_t i = 0; i < kMaxInFlight / 2 && !in_flight.empty(); ++i) {
-        check(zeEventHostSynchronize(events[in_flight.front().entry], UINT64_MAX), "zeEventHostSynchronize",
-              "waiting for a zex::Graph's oldest executions");
-        harvest_front();
-      }
+      check(zeCommandQueueSynchronize(queue, UINT64_MAX), "zeCommandQueueSynchronize",
+            "waiting for a zex::Graph's executions in flight (Graph::kMaxInFlight)");
+      while (!in_flight.empty()) harvest_front();
     }
     const uint32_t k = free_entries.back();
     free_entries.pop_back();
@@ -231,9 +242,8 @@ Graph::~Graph() {
   if (!s_) return;
   std::lock_guard<std::mutex> lock(s_->mu);
   // What the executions use (the runtime's buffers, the kernels) may go right after the graph: wait for
-  // them here. The Queue that executed them still harvests them (their events stay signalled), and drops
-  // their throws.
-  for (const State::InFlight& f : s_->in_flight) zeEventHostSynchronize(s_->events[f.entry], UINT64_MAX);
+  // them here. The Queue that executed them still harvests them, and drops their throws.
+  if (!s_->in_flight.empty() && s_->queue) zeCommandQueueSynchronize(s_->queue, UINT64_MAX);
   s_->abandoned = true;
 }
 
@@ -322,6 +332,20 @@ struct Queue::State {
   State& operator=(const State&) = delete;
   ~State() {
     if (queue) zeCommandQueueSynchronize(queue, UINT64_MAX);
+    // The graphs executed here forget this queue (their executions have finished): a graph that outlives
+    // its queue never waits on it again. Their throws are dropped.
+    for (const auto& g : touched) {
+      std::lock_guard<std::mutex> lock(g->mu);
+      g->in_flight.clear();
+      g->free_entries.clear();
+      for (uint32_t k = 0; k < g->epilogues.size(); ++k) {
+        g->free_entries.push_back(k);
+        g->ring[k].report.status = ZEX_STATUS_NONE;
+      }
+      g->queue = nullptr;
+      g->thrown.clear();
+      g->thrown_count = g->harvested = 0;
+    }
     if (queue && owned) zeCommandQueueDestroy(queue);
   }
 };

@@ -258,3 +258,23 @@ TEST(Graph, DestroyedWithExecutionsInFlight) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Graph, OutlivesItsQueue) {
+  StepGraph s("outlives");
+  s.plan[0] = 1;
+  {
+    zex::Queue q(env().dev);
+    q.execute(s.graph);
+  }  // the queue waits for the execution; its throw is dropped with the queue
+  zex::Queue q2(env().dev);
+  q2.execute(s.graph);  // execution 1: plan[1] is 0
+  EXPECT_NO_THROW(q2.synchronize());
+  EXPECT_EQ(s.counter[0], 2u);
+  s.plan[2] = 1;
+  q2.execute(s.graph);
+  EXPECT_THROW(q2.synchronize(), zex::KernelException);
+}
+
+}  // namespace
