@@ -1,20 +1,19 @@
 // zex::Graph and zex::Queue (docs/design.md, "Graphs"). A graph records launches into one regular
-// command list, all with one report slot. Each execution is submitted as two lists: the graph's, and
-// one of the graph's epilogues, a regular list zex records once per ring entry k: one launch of
-// zex_graph_epilogue (device/zex_graph.cl, one work-item, no event), which, if a work-item
-// threw, copies the slot's report and claim area into ring entry k and resets the slot; if nothing was
-// thrown it loads two words and ends. So every thrown execution leaves its report in its own ring entry
-// and the next execution starts with a clean slot. The host reads ring entries only after their executions finished: at
-// synchronize, or when a graph has kMaxInFlight executions in flight and needs an entry back (it then
-// waits for the queue once and reads them all; what they threw is kept for the next synchronize).
-// Nothing is dropped, and an execution costs one unsignalled launch more than the raw list.
+// command list, all with one report slot, and close() ends the list with its epilogue: a barrier and
+// one launch of zex_graph_epilogue (device/zex_graph.cl, one work-item), which counts the execution in
+// the ring's control word and, if a work-item threw, copies the slot's report and claim area into the
+// ring entry of that execution (count mod kMaxInFlight) and resets the slot. So every thrown execution
+// leaves its report in its own entry and the next execution starts clean; an execution is one
+// submission of one list, and when nothing is thrown the epilogue loads three words and stores one.
+// The host reads ring entries only after their executions finished: at synchronize, or when a graph has
+// kMaxInFlight executions in flight (it then waits for the queue once and reads them all; what they
+// threw is kept for the next synchronize). Nothing is dropped.
 #include <zex/graph.hpp>
 
 #include "spirv/spirv.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -26,10 +25,17 @@ namespace zex {
 
 namespace {
 
-// One ring entry: what an epilogue copies out of the slot.
+// One ring entry: what an epilogue copies out of the slot. zex_graph.cl lays it out the same way.
 struct Copy {
   zex_report_t report;
   uint32_t claim[ZEX_CLAIM_BYTES / sizeof(uint32_t)];
+};
+static_assert(sizeof(Copy) == sizeof(zex_report_t) + ZEX_CLAIM_BYTES, "zex_graph.cl's ring stride");
+static_assert(Graph::kMaxInFlight == 64, "zex_graph.cl's ZEX_GRAPH_RING_ENTRIES");
+// The ring: kMaxInFlight entries, then the control word the epilogue counts executions in.
+struct Ring {
+  Copy entries[Graph::kMaxInFlight];
+  uint64_t executions;
 };
 
 // zex_graph_epilogue of one context and device, built once and shared by that device's graphs (a weak
@@ -62,7 +68,7 @@ struct Graph::State {
   using Record = detail::LaunchRecord<Kernel::State>;
 
   Device dev;
-  std::shared_ptr<Epilogue> epilogue;  // the kernel the epilogue lists launch
+  std::shared_ptr<Epilogue> epilogue;  // the kernel close() records last
   SlabPool* pool = nullptr;
   Slot slot;
   std::string name;
@@ -76,15 +82,10 @@ struct Graph::State {
   std::string env_error;
 
   std::mutex mu;  // executions and harvesting (recording is one thread's, before close())
-  Copy* ring = nullptr;  // host USM, kMaxInFlight entries
-  std::vector<ze_command_list_handle_t> epilogues;  // created as executions in flight need them
-  std::vector<uint32_t> free_entries;
-  struct InFlight {
-    uint64_t execution;
-    uint32_t entry;
-  };
-  std::deque<InFlight> in_flight;
-  uint64_t executions = 0;
+  Ring* ring = nullptr;  // host USM
+  uint64_t executions = 0;  // submitted
+  uint64_t harvested_to = 0;  // executions [harvested_to, executions) are in flight
+  uint64_t in_flight() const { return executions - harvested_to; }
   ze_command_queue_handle_t queue = nullptr;  // where the executions in flight are
   bool abandoned = false;                     // the Graph is gone: its throws are nobody's
 
@@ -105,8 +106,7 @@ struct Graph::State {
 
   ~State() {
     // Nothing of ours may still run: wait for the executions in flight (their epilogues write the ring).
-    if (!in_flight.empty() && queue) zeCommandQueueSynchronize(queue, UINT64_MAX);
-    for (ze_command_list_handle_t e : epilogues) zeCommandListDestroy(e);
+    if (in_flight() && queue) zeCommandQueueSynchronize(queue, UINT64_MAX);
     if (ring) zeMemFree(dev.context_handle(), ring);
     if (list && owned) zeCommandListDestroy(list);
     if (slot) pool->release(slot);
@@ -117,10 +117,10 @@ struct Graph::State {
     slot = pool->acquire();
     ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     void* p = nullptr;
-    check(zeMemAllocHost(dev.context_handle(), &hd, sizeof(Copy) * kMaxInFlight, 64, &p), "zeMemAllocHost",
+    check(zeMemAllocHost(dev.context_handle(), &hd, sizeof(Ring), 64, &p), "zeMemAllocHost",
           "allocating a zex::Graph's report copies");
-    ring = static_cast<Copy*>(p);
-    std::memset(static_cast<void*>(ring), 0, sizeof(Copy) * kMaxInFlight);
+    ring = static_cast<Ring*>(p);
+    std::memset(static_cast<void*>(ring), 0, sizeof(Ring));
     if (adopted) {
       list = adopted;
       owned = false;
@@ -136,38 +136,26 @@ struct Graph::State {
     return name.empty() ? unnamed : name;
   }
 
-  // Records epilogue k: see the top of this file.
-  void add_epilogue() {
-    const uint32_t k = static_cast<uint32_t>(epilogues.size());
-    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, dev.compute_ordinal(), 0};
-    ze_command_list_handle_t e = nullptr;
-    ze_result_t r = zeCommandListCreate(dev.context_handle(), dev.handle(), &ld, &e);
-    if (r != ZE_RESULT_SUCCESS) {
-      detail::throw_ze_error(r, "zeCommandListCreate", "creating a zex::Graph's epilogue");
-    }
+  // Appends the epilogue (see the top of this file) to the graph's list, after a barrier.
+  void append_epilogue() {
     const char* what = "recording a zex::Graph's epilogue";
-    try {
-      Kernel::State& ks = epilogue->kernel.live();
-      detail::LockGuard lock(ks.mu);
-      Kernel::Level& l = ks.at(0);
-      if (l.group[0] != 1 || l.group[1] != 1 || l.group[2] != 1) {
-        check(zeKernelSetGroupSize(l.kernel, 1, 1, 1), "zeKernelSetGroupSize", what);
-        l.group[0] = l.group[1] = l.group[2] = 1;
-      }
-      const uint64_t args[3] = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot.report)),
-                                static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot.claim)),
-                                static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&ring[k]))};
-      for (uint32_t i = 0; i < 3; ++i)
-        check(zeKernelSetArgumentValue(l.kernel, i, sizeof args[i], &args[i]), "zeKernelSetArgumentValue", what);
-      const ze_group_count_t one{1, 1, 1};
-      check(zeCommandListAppendLaunchKernel(e, l.kernel, &one, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel", what);
-      check(zeCommandListClose(e), "zeCommandListClose", what);
-    } catch (...) {
-      zeCommandListDestroy(e);
-      throw;
+    Kernel::State& ks = epilogue->kernel.live();
+    detail::LockGuard lock(ks.mu);
+    Kernel::Level& l = ks.at(0);
+    if (l.group[0] != 1 || l.group[1] != 1 || l.group[2] != 1) {
+      check(zeKernelSetGroupSize(l.kernel, 1, 1, 1), "zeKernelSetGroupSize", what);
+      l.group[0] = l.group[1] = l.group[2] = 1;
     }
-    epilogues.push_back(e);
-    free_entries.push_back(k);
+    const uint64_t args[4] = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot.report)),
+                              static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot.claim)),
+                              static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ring->entries)),
+                              static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&ring->executions))};
+    for (uint32_t i = 0; i < 4; ++i)
+      check(zeKernelSetArgumentValue(l.kernel, i, sizeof args[i], &args[i]), "zeKernelSetArgumentValue", what);
+    check(zeCommandListAppendBarrier(list, nullptr, 0, nullptr), "zeCommandListAppendBarrier", what);
+    const ze_group_count_t one{1, 1, 1};
+    check(zeCommandListAppendLaunchKernel(list, l.kernel, &one, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel",
+          what);
   }
 
   ThrowOrigin origin_of(uint64_t launch_id) const {
@@ -185,38 +173,42 @@ struct Graph::State {
     return o;
   }
 
-  // The execution in front of in_flight has finished: reads its ring entry, gives the entry back.
-  void harvest_front() {
-    const InFlight f = in_flight.front();
-    Copy& c = ring[f.entry];
+  // The oldest execution in flight has finished: reads its ring entry.
+  void harvest_one() {
+    const uint64_t e = harvested_to;
+    Copy& c = ring->entries[e % kMaxInFlight];
     if (__atomic_load_n(&c.report.status, __ATOMIC_ACQUIRE) != ZEX_STATUS_NONE) {
       ++thrown_count;
       if (thrown.size() <= kMaxKept) {
         Slot copy{&c.report, c.claim, UINT32_MAX};
         KernelExceptionInfo info = pool->read_and_reset(copy, origin_of(c.report.launch_id), nullptr);
-        info.execution = f.execution;
+        info.execution = e;
         info.graph_name = name;
         thrown.push_back(std::move(info));
       }
       c.report.status = ZEX_STATUS_NONE;
     }
     ++harvested;
-    in_flight.pop_front();
-    free_entries.push_back(f.entry);
+    ++harvested_to;
+  }
+  void harvest_all() {
+    while (in_flight()) harvest_one();
   }
 
-  // An entry for the next execution: a free one, a new one, or (kMaxInFlight in flight) all of them
-  // back, after one wait for the queue they are on.
-  uint32_t take_entry() {
-    if (free_entries.empty() && epilogues.size() < kMaxInFlight) add_epilogue();
-    if (free_entries.empty()) {
-      check(zeCommandQueueSynchronize(queue, UINT64_MAX), "zeCommandQueueSynchronize",
-            "waiting for a zex::Graph's executions in flight (Graph::kMaxInFlight)");
-      while (!in_flight.empty()) harvest_front();
-    }
-    const uint32_t k = free_entries.back();
-    free_entries.pop_back();
-    return k;
+  // Before another execution: with kMaxInFlight in flight, one wait for their queue, and read them all.
+  void make_room() {
+    if (in_flight() < kMaxInFlight) return;
+    check(zeCommandQueueSynchronize(queue, UINT64_MAX), "zeCommandQueueSynchronize",
+          "waiting for a zex::Graph's executions in flight (Graph::kMaxInFlight)");
+    harvest_all();
+  }
+  // The executions in flight are gone with their queue (which waited for them): nobody reads them.
+  void forget_in_flight() {
+    for (uint32_t k = 0; k < kMaxInFlight; ++k) ring->entries[k].report.status = ZEX_STATUS_NONE;
+    harvested_to = executions;
+    queue = nullptr;
+    thrown.clear();
+    thrown_count = harvested = 0;
   }
 };
 
@@ -243,7 +235,7 @@ Graph::~Graph() {
   std::lock_guard<std::mutex> lock(s_->mu);
   // What the executions use (the runtime's buffers, the kernels) may go right after the graph: wait for
   // them here. The Queue that executed them still harvests them, and drops their throws.
-  if (!s_->in_flight.empty() && s_->queue) zeCommandQueueSynchronize(s_->queue, UINT64_MAX);
+  if (s_->in_flight() && s_->queue) zeCommandQueueSynchronize(s_->queue, UINT64_MAX);
   s_->abandoned = true;
 }
 
@@ -303,7 +295,7 @@ void Graph::close() {
   State& g = live();
   std::lock_guard<std::mutex> lock(g.mu);
   if (g.closed) return;
-  check(zeCommandListAppendBarrier(g.list, nullptr, 0, nullptr), "zeCommandListAppendBarrier", "closing a zex::Graph");
+  g.append_epilogue();
   check(zeCommandListClose(g.list), "zeCommandListClose", "closing a zex::Graph");
   g.closed = true;
 }
@@ -336,15 +328,7 @@ struct Queue::State {
     // its queue never waits on it again. Their throws are dropped.
     for (const auto& g : touched) {
       std::lock_guard<std::mutex> lock(g->mu);
-      g->in_flight.clear();
-      g->free_entries.clear();
-      for (uint32_t k = 0; k < g->epilogues.size(); ++k) {
-        g->free_entries.push_back(k);
-        g->ring[k].report.status = ZEX_STATUS_NONE;
-      }
-      g->queue = nullptr;
-      g->thrown.clear();
-      g->thrown_count = g->harvested = 0;
+      g->forget_in_flight();
     }
     if (queue && owned) zeCommandQueueDestroy(queue);
   }
@@ -390,14 +374,10 @@ void Queue::execute(Graph& graph) {
   if (g.queue && g.queue != q.queue)
     throw LogicError("zex::Queue::execute: " + which +
                      " has executions in flight on another zex::Queue; synchronize that queue first");
-  const uint32_t k = g.take_entry();
-  ze_command_list_handle_t lists[2] = {g.list, g.epilogues[k]};
-  ze_result_t r = zeCommandQueueExecuteCommandLists(q.queue, 2, lists, nullptr);
-  if (r != ZE_RESULT_SUCCESS) {
-    g.free_entries.push_back(k);
-    detail::throw_ze_error(r, "zeCommandQueueExecuteCommandLists", "executing a zex::Graph");
-  }
-  g.in_flight.push_back({g.executions++, k});
+  g.make_room();
+  ze_result_t r = zeCommandQueueExecuteCommandLists(q.queue, 1, &g.list, nullptr);
+  if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, "zeCommandQueueExecuteCommandLists", "executing a zex::Graph");
+  ++g.executions;
   g.queue = q.queue;
   if (std::find_if(q.touched.begin(), q.touched.end(), [&](const auto& p) { return p.get() == &g; }) == q.touched.end())
     q.touched.push_back(graph.s_);
@@ -415,7 +395,7 @@ bool Queue::synchronize_for_ns(uint64_t timeout_ns) {
   for (const auto& gp : q.touched) {
     Graph::State& g = *gp;
     std::lock_guard<std::mutex> glock(g.mu);
-    while (!g.in_flight.empty()) g.harvest_front();
+    g.harvest_all();
     g.queue = nullptr;
     if (!g.abandoned && !g.thrown.empty()) {
       for (KernelExceptionInfo& i : g.thrown) {
