@@ -89,7 +89,7 @@ endif()
 
 # --- device_prebuilt: device/prebuilt/ (what a subproject links) is the library built from source ------
 if(ZEX_DEVICE_FROM_SOURCE)
-  foreach(spv IN ITEMS zex_device.spv zex_device-1.3.spv)
+  foreach(spv IN ITEMS zex_device.spv zex_device-1.3.spv zex_graph.spv)
     zex_add_test(device_prebuilt_${spv} NO_DRIVER
       COMMAND ${CMAKE_COMMAND} -E compare_files ${ZEX_DEVICE_PREBUILT_DIR}/${spv} ${PROJECT_BINARY_DIR}/device/${spv})
     set_tests_properties(device_prebuilt_${spv} PROPERTIES

@@ -165,6 +165,8 @@ std::vector<char> read_file(const char* path);
 constexpr int kBatch = 32;
 constexpr int kQueued = 2000;
 constexpr int kSaxpyLaunches = 200;
+/// graph_bench.cpp: executions of a 10-launch graph per synchronize.
+constexpr int kGraphExecutions = 1000;
 
 // launch_bench.cpp and queued_bench.cpp.
 void BM_LaunchSync_Raw(benchmark::State& state);
@@ -186,6 +188,8 @@ void BM_QueuedSaxpy_Zex(benchmark::State& state);
 void BM_SyncOnly_Raw(benchmark::State& state);
 void BM_SyncOnly_Zex(benchmark::State& state);
 void BM_SyncToCatch_Zex(benchmark::State& state);
+void BM_Graph_Raw(benchmark::State& state);
+void BM_Graph_Zex(benchmark::State& state);
 void BM_ContextAdopt(benchmark::State& state);
 
 }  // namespace zex_bench

@@ -68,6 +68,10 @@ BENCHMARK(BM_QueuedBusy_Raw)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMic
 BENCHMARK(BM_QueuedBusy_Zex)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedSaxpy_Raw)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedSaxpy_Zex)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Graph_Raw)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Graph_Zex)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Graph_Raw)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Graph_Zex)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SyncOnly_Raw)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SyncOnly_Zex)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ContextAdopt)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -135,6 +139,13 @@ int main(int argc, char** argv) {
       if (z > 0 && r > 0)
         std::printf("  saxpy x%d: zex %7.3f us, raw %7.3f us per launch: median %.3fx (throughput %.2f), fastest %.3fx\n",
                     kSaxpyLaunches, z / 1e3 / kSaxpyLaunches, r / 1e3 / kSaxpyLaunches, z / r, r / z, zf / rf);
+    }
+    for (const char* n : {"1", "64"}) {
+      const std::string zn = std::string("BM_Graph_Zex/") + n, rn = std::string("BM_Graph_Raw/") + n;
+      const double z = rep.median(zn), r = rep.median(rn), zf = rep.fastest(zn), rf = rep.fastest(rn);
+      if (z > 0 && r > 0)
+        std::printf("  graph of 10 launches x%s items, %d executions: zex %7.3f us, raw %7.3f us per execution: median %.3fx (target <= 1.10x), fastest %.3fx\n",
+                    n, kGraphExecutions, z / 1e3 / kGraphExecutions, r / 1e3 / kGraphExecutions, z / r, zf / rf);
     }
     ratio("launch+sync zex, 100 vs 1 streams", "BM_LaunchSync_Zex/100", "BM_LaunchSync_Zex/1");
     ratio("launch+sync zex, 1000 vs 1 streams", "BM_LaunchSync_Zex/1000", "BM_LaunchSync_Zex/1");

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,16 @@ struct KernelExceptionInfo {
   uint64_t thrower_count = 1;
   /// The host line that launched the kernel (zex::Stream launches; nullopt on SlabPool::check).
   std::optional<SourceLocation> launch_site;
+  /// The graph execution that threw, 0-based, counted per zex::Graph since its creation; nullopt for
+  /// a stream's launch or a slot a runtime checks.
+  std::optional<uint64_t> execution;
+  /// Executions that threw among those the raising synchronize waited for, this one included (0 when
+  /// not from a graph).
+  uint64_t executions_thrown = 0;
+  /// Executions that synchronize waited for (0 when not from a graph).
+  uint64_t executions_synchronized = 0;
+  /// The graph's name; empty when not from a graph or the graph has none.
+  std::string graph_name;
 };
 
 /// The language a message speaks to: its fix-it hints name the caller's way of choosing a debug
@@ -93,6 +104,11 @@ class KernelException : public std::runtime_error, public Error {
  public:
   explicit KernelException(KernelExceptionInfo info)
       : std::runtime_error(detail::kernel_exception_message(info)), info_(std::move(info)) {}
+  /// With the reports of other executions that threw in the same synchronize (zex::Queue).
+  KernelException(KernelExceptionInfo info, std::vector<KernelExceptionInfo> others)
+      : KernelException(std::move(info)) {
+    if (!others.empty()) others_ = std::make_shared<const std::vector<KernelExceptionInfo>>(std::move(others));
+  }
 
   /// The exception's name, e.g. "BoundsError"; empty when not recorded (debug level 0).
   const std::string& name() const noexcept { return info_.name; }
@@ -131,12 +147,24 @@ class KernelException : public std::runtime_error, public Error {
   /// The file and line of the Stream::launch call whose kernel threw; nullopt when unknown (an
   /// exception raised by SlabPool::check).
   const std::optional<SourceLocation>& launch_site() const noexcept { return info_.launch_site; }
+  /// The graph execution that threw (0-based per graph); nullopt for a stream's launch.
+  const std::optional<uint64_t>& execution() const noexcept { return info_.execution; }
+  /// How many of the executions the synchronize waited for threw (at least 1 for a graph's exception,
+  /// 0 for a stream's).
+  uint64_t executions_thrown() const noexcept { return info_.executions_thrown; }
+  /// The reports of the other executions that threw in the same synchronize, in execution order (at
+  /// most Graph::kMaxKept; executions_thrown() counts them all).
+  const std::vector<KernelExceptionInfo>& others() const noexcept {
+    static const std::vector<KernelExceptionInfo> none;
+    return others_ ? *others_ : none;
+  }
   /// All of the above in one struct.
   const KernelExceptionInfo& info() const noexcept { return info_; }
   const char* message() const noexcept override { return what(); }
 
  private:
   KernelExceptionInfo info_;
+  std::shared_ptr<const std::vector<KernelExceptionInfo>> others_;  // shared: exceptions are copied when thrown
 };
 
 }  // namespace zex

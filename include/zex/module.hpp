@@ -175,6 +175,7 @@ class Kernel {
  private:
   friend class Module;
   friend class Stream;
+  friend class Graph;
 
   struct Level {
     ze_kernel_handle_t kernel = nullptr;

@@ -252,6 +252,12 @@ typedef struct zex_exception_info_t {
   uint64_t thrower_count;               /* work-items that threw, at least 1 (1 at level 0) */
   const char* launch_site_file;         /* the launch's file, or NULL when it has no launch site */
   uint32_t launch_site_line;            /* its line; 0 when there is no launch site */
+  /* Appended for graphs (zex::Graph, issue 26): a graph execution's throw; 0 / "" for a stream's. */
+  uint32_t execution_known;             /* 1 when the exception comes from a graph's execution */
+  uint64_t execution_index;             /* that execution, 0-based per graph (0 when not known) */
+  uint64_t executions_thrown;           /* executions that threw among those the synchronize waited for */
+  uint64_t executions_synchronized;     /* executions that synchronize waited for */
+  const char* graph_name;               /* the graph's name; "" when none (or not from a graph) */
 } zex_exception_info_t;
 
 zex_result_t zex_exception_info(zex_exception_t e, zex_exception_info_t* out);

@@ -16,3 +16,4 @@
 #include <zex/module.hpp>
 #include <zex/slab.hpp>
 #include <zex/stream.hpp>
+#include <zex/graph.hpp>

@@ -76,7 +76,12 @@ class ExceptionInfo(ctypes.Structure):
                 ("value_kind", ctypes.c_uint32),
                 ("thrower_count", ctypes.c_uint64),
                 ("launch_site_file", ctypes.c_char_p),
-                ("launch_site_line", ctypes.c_uint32)]
+                ("launch_site_line", ctypes.c_uint32),
+                ("execution_known", ctypes.c_uint32),
+                ("execution_index", ctypes.c_uint64),
+                ("executions_thrown", ctypes.c_uint64),
+                ("executions_synchronized", ctypes.c_uint64),
+                ("graph_name", ctypes.c_char_p)]
 
 
 def _text(b):
@@ -89,7 +94,7 @@ def _launch_site(file, line):
 
 
 # Fields that make one attribute together (<attribute>_<part>): the attribute from the parts' values.
-_GROUPS = {"launch_site": _launch_site}
+_GROUPS = {"launch_site": _launch_site, "execution": lambda known, index: index if known else None}
 # Integer defaults other than 0, as zex::KernelExceptionInfo has them.
 _INT_DEFAULTS = {"debug_level": 1, "thrower_count": 1}
 

@@ -51,6 +51,11 @@ void project(zex_exception_s& e) {
   v.thrower_count = i.thrower_count;
   v.launch_site_file = i.launch_site ? i.launch_site->file.c_str() : nullptr;
   v.launch_site_line = i.launch_site ? i.launch_site->line : 0;
+  v.execution_known = i.execution ? 1u : 0u;
+  v.execution_index = i.execution ? *i.execution : 0;
+  v.executions_thrown = i.executions_thrown;
+  v.executions_synchronized = i.executions_synchronized;
+  v.graph_name = i.graph_name.c_str();
 }
 
 zex_exception_s* make_exception(const zex::KernelExceptionInfo& info) {

@@ -90,6 +90,14 @@ std::string format_kernel_exception(const KernelExceptionInfo& info, Language la
   std::string where = " in kernel '" + info.kernel_name + "'";
   if (info.launch_site)
     where += " (launched at " + base_name(info.launch_site->file) + ":" + std::to_string(info.launch_site->line) + ")";
+  if (info.execution) {
+    where += " in execution " + std::to_string(*info.execution) + " of " +
+             (info.graph_name.empty() ? std::string("a zex::Graph") : "graph '" + info.graph_name + "'");
+    if (info.executions_synchronized > 0)
+      where += " (" + std::to_string(info.executions_thrown) + " of " + std::to_string(info.executions_synchronized) +
+               (info.executions_synchronized == 1 ? " execution" : " executions") + " threw" +
+               (info.executions_thrown > 1 ? "; the first is shown)" : ")");
+  }
   where += " on " + info.device_name;
   std::string m = "KernelException: ";
   if (info.abi_version < ZEX_ABI_VERSION_MIN || info.abi_version > ZEX_ABI_VERSION) {

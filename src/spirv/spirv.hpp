@@ -70,6 +70,8 @@ ModuleFacts spirv_module_facts(const std::vector<uint32_t>& words);
 const std::vector<uint32_t>& device_library();
 /// The same library as SPIR-V 1.3, for user modules of SPIR-V 1.0-1.3.
 const std::vector<uint32_t>& device_library_1_3();
+/// zex::Graph's own kernels (device/zex_graph.cl: the epilogue of an execution), a module of their own.
+const std::vector<uint32_t>& graph_kernels();
 
 }  // namespace detail
 }  // namespace zex

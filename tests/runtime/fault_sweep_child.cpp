@@ -1,6 +1,10 @@
 // The fault-injection sweep's child: the workload, in rounds, one line per round (fault_sweep.hpp).
 #include "fault_sweep.hpp"
 
+#include <zex/graph.hpp>
+
+#include <optional>
+
 #include "zex_fixture.hpp"
 
 #include <fcntl.h>
@@ -139,6 +143,37 @@ Round run_round(const std::vector<uint8_t>& spirv) {
     s2.launch(mt, zex_test::cfg1d(2, 4, 1), g_count, uint32_t(0));
     s2.synchronize();
     expect(g_count[0] == 8, "count " + std::to_string(g_count[0]) + ", expected 8");
+    // A graph (issue 26), recorded once and executed three times; the second execution throws
+    // (plan_throw reads plan[execution]). Counter and plan in g_buffer, for the reason above.
+    step("Graph()");
+    zex::Kernel ce = mod.kernel("count_execution");
+    zex::Kernel pt = mod.kernel("plan_throw");
+    uint32_t* counter = g_buffer + 8;
+    uint32_t* plan = g_buffer + 9;
+    counter[0] = 0;
+    plan[0] = 0;
+    plan[1] = 1;
+    plan[2] = 0;
+    zex::Graph graph(dev, "sweep");
+    graph.launch(ce, zex_test::cfg1d(1, 1, 1), counter);
+    graph.launch(pt, zex_test::cfg1d(1, 4, 1), static_cast<const uint32_t*>(plan), static_cast<const uint32_t*>(counter),
+                 uint32_t(3));
+    step("Graph::close()");
+    graph.close();
+    step("Queue()");
+    zex::Queue queue(dev);
+    step("Queue::execute() x3");
+    for (int i = 0; i < 3; ++i) queue.execute(graph);
+    step("Queue::synchronize()");
+    try {
+      queue.synchronize();
+      expect(false, "no KernelException from the graph");
+    } catch (const zex::KernelException& ex) {
+      expect(ex.execution() == std::optional<uint64_t>(1), "execution " + std::to_string(ex.execution().value_or(99)));
+      expect(ex.executions_thrown() == 1, "executions_thrown " + std::to_string(ex.executions_thrown()));
+      expect(ex.kernel_name() == "plan_throw", "kernel_name '" + ex.kernel_name() + "'");
+    }
+    expect(counter[0] == 3, "graph counter " + std::to_string(counter[0]) + ", expected 3");
     // A throw nobody synchronizes for: ~Stream discards it (waits, resets the claim word).
     step("unsynchronized throw, then destroy");
     s2.launch(mt, zex_test::cfg1d(2, 4, 2), g_count, uint32_t(1));

@@ -3,6 +3,8 @@
 // times. Runs in the CTest entry zex_tests_tracing (ZE_ENABLE_TRACING_LAYER=1).
 #include "zex_fixture.hpp"
 
+#include <zex/graph.hpp>
+
 #include <level_zero/layers/zel_tracing_api.h>
 
 #include <atomic>
@@ -16,7 +18,7 @@ using zex_test::Usm;
 namespace {
 
 struct Counts {
-  std::atomic<int> appends{0}, copies{0}, allocs{0}, waits{0}, launches{0}, barriers{0};
+  std::atomic<int> appends{0}, copies{0}, allocs{0}, waits{0}, launches{0}, barriers{0}, submissions{0};
 };
 
 template <class P>
@@ -38,6 +40,10 @@ void on_barrier(ze_command_list_append_barrier_params_t* p, ze_result_t r, void*
 template <class P>
 void on_alloc(P*, ze_result_t, void* user, void**) {
   ++static_cast<Counts*>(user)->allocs;
+}
+template <class P>
+void on_submit(P*, ze_result_t, void* user, void**) {
+  ++static_cast<Counts*>(user)->submissions;
 }
 template <class P>
 void on_wait(P*, ze_result_t, void* user, void**) {
@@ -78,6 +84,7 @@ class Tracer {
     cb.Event.pfnHostSynchronizeCb = on_wait;
     cb.Fence.pfnHostSynchronizeCb = on_wait;
     cb.CommandQueue.pfnSynchronizeCb = on_wait;
+    cb.CommandQueue.pfnExecuteCommandListsCb = on_submit;
     zex::check(zelTracerSetPrologues(t_, &cb), "zelTracerSetPrologues");
     zex::check(zelTracerSetEnabled(t_, true), "zelTracerSetEnabled");
   }
@@ -161,6 +168,38 @@ TEST(Tracing, NoThrowSynchronizeAppendsNothingCopiesNothingAndWaitsOnce) {
   const int appends = c.appends.load();
   s.synchronize();
   EXPECT_EQ(c.appends.load(), appends);
+}
+
+// A graph executed 100 times with one synchronize: one submission per execution (the graph's list and
+// its epilogue in one call), nothing appended, copied or allocated, one wait (Graph::kMaxInFlight = 64
+// in flight: the 65th execution waits once more); a no-throw synchronize waits once and submits nothing.
+TEST(Tracing, GraphExecutionsSubmitOnceAndSynchronizeWaitsOnce) {
+  if (!tracing_enabled())
+    GTEST_SKIP() << "runs in the CTest entry zex_tests_tracing (ZE_ENABLE_TRACING_LAYER=1 at zeInit)";
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("maybe_throw");
+  Usm<uint32_t> count(1);
+  zex::Graph g(e.dev, "traced");
+  for (int i = 0; i < 10; ++i) g.launch(k, cfg1d(1, 4, 1), count.get(), uint32_t(0));
+  g.close();
+  zex::Queue q(e.dev);
+  for (int i = 0; i < 64; ++i) q.execute(g);  // records the epilogues outside the counts
+  q.synchronize();
+  Counts c;
+  Tracer t(&c);
+  for (int i = 0; i < 10; ++i) q.execute(g);
+  EXPECT_EQ(c.submissions.load(), 10) << "one zeCommandQueueExecuteCommandLists per execution";
+  q.synchronize();
+  EXPECT_EQ(c.submissions.load(), 10) << "a no-throw synchronize submitted something";
+  EXPECT_EQ(c.waits.load(), 1) << "a no-throw synchronize waits once";
+  EXPECT_EQ(c.appends.load(), 0);
+  EXPECT_EQ(c.allocs.load(), 0);
+  for (int i = 0; i < 100; ++i) q.execute(g);
+  q.synchronize();
+  EXPECT_EQ(c.submissions.load(), 110);
+  EXPECT_EQ(c.waits.load(), 3) << "100 executions: one wait at the 65th, one in synchronize";
+  EXPECT_EQ(c.appends.load(), 0);
+  EXPECT_EQ(count[0], 4u * 10u * 174u);
 }
 
 TEST(Tracing, SlabAllocationsCountedByTheLoader) {

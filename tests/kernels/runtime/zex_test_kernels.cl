@@ -109,3 +109,15 @@ __kernel void copy_word(__global uint* dst, __global const uint* src, zex_state_
   (void)zex;
   dst[0] = src[0];
 }
+
+// Graphs (tests/runtime/graph_test.cpp): count_execution adds 1 to counter[0] once per execution;
+// plan_throw, recorded after it, throws from work-item 3 in execution e = counter[0] - 1 when
+// plan[e % len] is not 0, so the host decides which executions throw by writing plan.
+__kernel void count_execution(__global uint* counter, zex_state_t zex) {
+  (void)zex;
+  if (get_global_id(0) == 0) counter[0] += 1u;
+}
+__kernel void plan_throw(__global const uint* plan, __global const uint* counter, uint len, zex_state_t zex) {
+  const uint e = counter[0] - 1u;
+  if (get_global_id(0) == 3 && plan[e % len] != 0u) ZEX_THROW_VALUES(zex, "PlanError", "planned throw", e, plan[e % len]);  // LINE:plan_throw
+}

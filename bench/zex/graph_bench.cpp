@@ -1,0 +1,64 @@
+// zex_bench: a 10-launch graph (the empty kernel, 1-item or 64-item groups) recorded once and executed
+// 1000 times per synchronize (issue 26): zex::Graph on a zex::Queue against the same regular list
+// executed through raw Level Zero (zeCommandQueueExecuteCommandLists per execution, one
+// zeCommandQueueSynchronize). zex's list has a barrier between launches (recording order) and each
+// execution carries its epilogue list; the raw list is the cheapest correct one: barriers too, since a
+// runtime that needs its launches in order records them (as SYCL graphs' in-order edges do).
+#include "bench_env.hpp"
+
+#include <zex/graph.hpp>
+
+namespace zex_bench {
+
+namespace {
+constexpr int kGraphLaunches = 10;
+}  // namespace
+
+void BM_Graph_Raw(benchmark::State& state) {
+  const uint32_t items = uint32_t(state.range(0));
+  RawParts p("empty", 1);
+  zex::check(zeKernelSetGroupSize(p.k, items, 1, 1), "zeKernelSetGroupSize");
+  auto& e = *g_env;
+  ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, e.dev.compute_ordinal(), 0};
+  ze_command_list_handle_t list = nullptr;
+  zex::check(zeCommandListCreate(e.ctx.handle(), e.dev.handle(), &ld, &list), "zeCommandListCreate");
+  const ze_group_count_t g{1, 1, 1};
+  for (int i = 0; i < kGraphLaunches; ++i) {
+    zex_state_t st = zex::SlabPool::state(p.slot, ++p.id);
+    zex::check(zeKernelSetArgumentValue(p.k, 0, sizeof st, &st), "zeKernelSetArgumentValue");
+    if (i) zex::check(zeCommandListAppendBarrier(list, nullptr, 0, nullptr), "zeCommandListAppendBarrier");
+    zex::check(zeCommandListAppendLaunchKernel(list, p.k, &g, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel");
+  }
+  zex::check(zeCommandListAppendBarrier(list, nullptr, 0, nullptr), "zeCommandListAppendBarrier");
+  zex::check(zeCommandListClose(list), "zeCommandListClose");
+  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, e.dev.compute_ordinal(), 0, 0,
+                             ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  ze_command_queue_handle_t q = nullptr;
+  zex::check(zeCommandQueueCreate(e.ctx.handle(), e.dev.handle(), &qd, &q), "zeCommandQueueCreate");
+  for (auto _ : state) {
+    for (int i = 0; i < kGraphExecutions; ++i)
+      zex::check(zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr), "zeCommandQueueExecuteCommandLists");
+    zex::check(zeCommandQueueSynchronize(q, UINT64_MAX), "zeCommandQueueSynchronize");
+  }
+  zeCommandQueueDestroy(q);
+  zeCommandListDestroy(list);
+  state.SetItemsProcessed(state.iterations() * kGraphExecutions);
+}
+
+void BM_Graph_Zex(benchmark::State& state) {
+  const uint32_t items = uint32_t(state.range(0));
+  zex::Kernel k = g_env->mod.kernel("empty");
+  zex::Graph graph(g_env->dev, "bench");
+  zex::LaunchConfig cfg = one_item();
+  cfg.group_size = {items, 1, 1};
+  for (int i = 0; i < kGraphLaunches; ++i) graph.launch(k, cfg);
+  graph.close();
+  zex::Queue q(g_env->dev);
+  for (auto _ : state) {
+    for (int i = 0; i < kGraphExecutions; ++i) q.execute(graph);
+    q.synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * kGraphExecutions);
+}
+
+}  // namespace zex_bench

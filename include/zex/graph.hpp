@@ -1,0 +1,163 @@
+// zex::Graph and zex::Queue: launches recorded once in a regular command list and executed many
+// times, every execution's throw accounted for (docs/design.md, "Graphs"). A graph owns one report
+// slot; each execution is submitted together with a short regular list of zex's (its epilogue) that
+// copies the slot's report and claim area into the graph's ring of copies and resets the slot, so the
+// next execution starts clean and executions queued back to back never overwrite each other's
+// reports. Recording is cold and compiled (src/runtime/graph.cpp); only the typed argument setting is
+// inline here, as in Stream::launch.
+#pragma once
+
+#include <zex/context.hpp>
+#include <zex/detail/launch_args.hpp>
+#include <zex/error.hpp>
+#include <zex/exception.hpp>
+#include <zex/launch.hpp>
+#include <zex/module.hpp>
+#include <zex/stream.hpp>
+
+#include <level_zero/ze_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace zex {
+
+class Queue;
+
+/// Launches recorded once into a regular command list, then executed any number of times on a
+/// zex::Queue. Move-only. Record from one thread; execute from any (a graph's executions are
+/// serialized by its lock).
+///
+/// Launches run in the order they were recorded (zex appends a barrier before each launch after the
+/// first, so appends the runtime makes between them are ordered too) and executions submitted to one
+/// queue run one after another. A graph has executions in flight on at most one queue at a time.
+class Graph {
+ public:
+  /// A new regular command list on `dev`'s compute group, and a report slot. `name` appears in the
+  /// messages of its exceptions ("in execution 3 of graph 'step'"); empty: "a zex::Graph".
+  /// @throws ZeError
+  explicit Graph(const Device& dev, std::string name = "");
+  /// Wraps a runtime's own regular command list, not yet closed, on `dev` (zex appends to it, closes it
+  /// in close(), and does not destroy it: the runtime does, after the graph is gone).
+  /// @throws std::invalid_argument if `list` is null; ZeError
+  static Graph adopt(const Device& dev, ze_command_list_handle_t list, std::string name = "");
+
+  Graph(Graph&&) noexcept;
+  Graph& operator=(Graph&&) noexcept;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  /// Waits for the graph's executions in flight, then frees its lists (an owned one), events, ring
+  /// and slot. A throw nobody synchronized for is dropped. Never throws.
+  ~Graph();
+
+  /// Records a launch: the arguments are set now and captured by the append (as the specification
+  /// says for regular lists), the graph's zex_state_t last; the launch site and debug level are kept
+  /// for the exception of any execution in which it throws. Argument rules as Stream::launch.
+  /// @throws std::invalid_argument, ZeError as Stream::launch; std::logic_error once closed
+  template <class... Args>
+  void launch(const Kernel& kernel, LaunchAt at, const Args&... args) {
+    const LaunchConfig& cfg = at.cfg;
+    const int level = level_for(cfg.debug_level);
+    Kernel::State& ks = kernel.live();
+    detail::LockGuard lock(ks.mu);
+    Kernel::Level& l = begin_launch(kernel, ks, level, sizeof...(Args), cfg);
+    const uint8_t* kinds = ks.param_kinds.data();
+    (void)kinds;
+    uint32_t i = 0;
+    (void)i;
+    ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
+    append_launch(kernel, ks, l, level, static_cast<uint32_t>(sizeof...(Args)), cfg.groups, at.file, at.line);
+  }
+
+  /// Ends the recording: a closing barrier, then zeCommandListClose. Idempotent.
+  /// @throws ZeError if the append or the close fails
+  void close();
+  /// True once close() succeeded.
+  bool closed() const;
+
+  /// The regular command list (for a runtime's own appends while recording, ordered with the graph's
+  /// launches; and for interop).
+  ze_command_list_handle_t handle() const noexcept;
+  /// The graph's name, as its exceptions show it.
+  const std::string& name() const;
+  /// Executions submitted so far (the next one's index).
+  uint64_t executions() const;
+  /// The device the graph runs on.
+  const Device& device() const;
+
+  /// Executions in flight (submitted, not yet synchronized) at most: the ring of report copies. One
+  /// more execution first waits for the oldest half (docs/design.md, "Graphs": nothing is dropped).
+  static constexpr uint32_t kMaxInFlight = 64;
+  /// Reports of thrown executions kept per synchronize beyond the one raised (KernelException::others);
+  /// further throws are counted in executions_thrown() and named in the message, not kept.
+  static constexpr uint32_t kMaxKept = 16;
+
+  struct State;  // src/runtime/graph.cpp
+
+ private:
+  friend class Queue;
+  explicit Graph(std::shared_ptr<State> s);
+  State& live() const;
+  int level_for(int requested) const;
+  // What launch() does before and after setting the arguments (compiled).
+  Kernel::Level& begin_launch(const Kernel& kernel, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg);
+  void append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n, const Dim3& g,
+                     const char* file, uint32_t line);
+
+  std::shared_ptr<State> s_;
+};
+
+/// A command queue that executes graphs. Move-only; thread-safe (calls are serialized).
+class Queue {
+ public:
+  /// An asynchronous command queue on `dev`'s compute group.
+  /// @throws ZeError
+  explicit Queue(const Device& dev);
+  /// Wraps a runtime's own command queue on `dev` (not destroyed by zex).
+  /// @throws std::invalid_argument if `queue` is null
+  static Queue adopt(const Device& dev, ze_command_queue_handle_t queue);
+
+  Queue(Queue&&) noexcept;
+  Queue& operator=(Queue&&) noexcept;
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+  /// Waits for what was submitted, then destroys an owned queue. Never throws.
+  ~Queue();
+
+  /// Submits one execution of `graph` (closed): one zeCommandQueueExecuteCommandLists of the graph's
+  /// list and its epilogue. With Graph::kMaxInFlight executions of the graph in flight, first waits
+  /// for the oldest half and keeps what they threw for the next synchronize().
+  /// @throws std::logic_error (not closed; in flight on another queue; a graph of another device);
+  ///         ZeError
+  void execute(Graph& graph);
+
+  /// Waits for every execution submitted; if any threw, raises a KernelException for the first
+  /// (KernelException::execution(), executions_thrown(), others() for the rest, at most
+  /// Graph::kMaxKept). Nothing is submitted, and no wait beyond the queue's own is made, when nothing
+  /// threw.
+  /// @throws KernelException; ZeError if the wait fails
+  void synchronize() { synchronize_for_ns(UINT64_MAX); }
+  /// synchronize() giving up after `timeout`: false if the work has not finished (nothing changed).
+  template <class Duration>
+  bool synchronize_for(const Duration& timeout) {
+    using Period = typename Duration::period;
+    const long double ns = static_cast<long double>(timeout.count()) * Period::num * 1e9L / Period::den;
+    return synchronize_for_ns(ns <= 0 ? 0 : ns >= 1.8e19L ? UINT64_MAX - 1 : static_cast<uint64_t>(ns));
+  }
+  /// @throws KernelException; ZeError
+  bool synchronize_for_ns(uint64_t timeout_ns);
+
+  /// The raw command queue.
+  ze_command_queue_handle_t handle() const noexcept;
+
+  struct State;  // src/runtime/graph.cpp
+
+ private:
+  explicit Queue(std::unique_ptr<State> s);
+  State& live() const;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace zex

@@ -1,0 +1,420 @@
+// zex::Graph and zex::Queue (docs/design.md, "Graphs"). A graph records launches into one regular
+// command list, all with one report slot, and close() ends the list with its epilogue: a barrier and
+// one launch of zex_graph_epilogue (device/zex_graph.cl, one work-item), which counts the execution in
+// the ring's control word and, if a work-item threw, copies the slot's report and claim area into the
+// ring entry of that execution (count mod kMaxInFlight) and resets the slot. So every thrown execution
+// leaves its report in its own entry and the next execution starts clean; an execution is one
+// submission of one list, and when nothing is thrown the epilogue loads three words and stores one.
+// The host reads ring entries only after their executions finished: at synchronize, or when a graph has
+// kMaxInFlight executions in flight (it then waits for the queue once and reads them all; what they
+// threw is kept for the next synchronize). Nothing is dropped.
+#include <zex/graph.hpp>
+
+#include "spirv/spirv.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zex {
+
+namespace {
+
+// One ring entry: what an epilogue copies out of the slot. zex_graph.cl lays it out the same way.
+struct Copy {
+  zex_report_t report;
+  uint32_t claim[ZEX_CLAIM_BYTES / sizeof(uint32_t)];
+};
+static_assert(sizeof(Copy) == sizeof(zex_report_t) + ZEX_CLAIM_BYTES, "zex_graph.cl's ring stride");
+static_assert(Graph::kMaxInFlight == 64, "zex_graph.cl's ZEX_GRAPH_RING_ENTRIES");
+// The ring: kMaxInFlight entries, then the control word the epilogue counts executions in.
+struct Ring {
+  Copy entries[Graph::kMaxInFlight];
+  uint64_t executions;
+};
+
+// zex_graph_epilogue of one context and device, built once and shared by that device's graphs (a weak
+// cache: the module goes with the last graph, and with it its hold on the context).
+struct Epilogue {
+  Module module;
+  Kernel kernel;
+};
+
+std::shared_ptr<Epilogue> epilogue_of(const Device& dev) {
+  static std::mutex mu;
+  static auto* cache = new std::map<std::pair<ze_context_handle_t, ze_device_handle_t>, std::weak_ptr<Epilogue>>;
+  std::lock_guard<std::mutex> lock(mu);
+  std::weak_ptr<Epilogue>& w = (*cache)[{dev.context_handle(), dev.handle()}];
+  if (auto p = w.lock()) return p;
+  const std::vector<uint32_t>& words = detail::graph_kernels();
+  if (words.size() < 5)
+    throw RuntimeError("zex::Graph: this zex library was built without its graph kernels (device/zex_graph.cl); "
+                       "rebuild zex with the device/ directory");
+  Module m(dev, words.data(), words.size() * sizeof(uint32_t));
+  Kernel k = m.kernel("zex_graph_epilogue");
+  auto p = std::make_shared<Epilogue>(Epilogue{std::move(m), std::move(k)});
+  w = p;
+  return p;
+}
+
+}  // namespace
+
+struct Graph::State {
+  using Record = detail::LaunchRecord<Kernel::State>;
+
+  Device dev;
+  std::shared_ptr<Epilogue> epilogue;  // the kernel close() records last
+  SlabPool* pool = nullptr;
+  Slot slot;
+  std::string name;
+  ze_command_list_handle_t list = nullptr;
+  bool owned = true;
+  bool closed = false;
+  bool appended = false;  // a launch was recorded: the next one gets a barrier first
+  uint64_t next_id = 1;
+  Record record;  // every launch of the graph, for as long as the graph lives
+  int env_level = 1;
+  std::string env_error;
+
+  std::mutex mu;  // executions and harvesting (recording is one thread's, before close())
+  Ring* ring = nullptr;  // host USM
+  uint64_t executions = 0;  // submitted
+  uint64_t harvested_to = 0;  // executions [harvested_to, executions) are in flight
+  uint64_t in_flight() const { return executions - harvested_to; }
+  ze_command_queue_handle_t queue = nullptr;  // where the executions in flight are
+  bool abandoned = false;                     // the Graph is gone: its throws are nobody's
+
+  // Harvested since the last synchronize that raised.
+  std::vector<KernelExceptionInfo> thrown;  // at most kMaxKept + 1
+  uint64_t thrown_count = 0;
+  uint64_t harvested = 0;
+
+  State(const Device& d, std::string n) : dev(d), pool(&d.slab_pool()), name(std::move(n)) {
+    try {
+      env_level = default_debug_level();
+    } catch (const std::exception& e) {
+      env_error = e.what();
+    }
+  }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  ~State() {
+    // Nothing of ours may still run: wait for the executions in flight (their epilogues write the ring).
+    if (in_flight() && queue) zeCommandQueueSynchronize(queue, UINT64_MAX);
+    if (ring) zeMemFree(dev.context_handle(), ring);
+    if (list && owned) zeCommandListDestroy(list);
+    if (slot) pool->release(slot);
+  }
+
+  void init(ze_command_list_handle_t adopted) {
+    epilogue = epilogue_of(dev);
+    slot = pool->acquire();
+    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+    void* p = nullptr;
+    check(zeMemAllocHost(dev.context_handle(), &hd, sizeof(Ring), 64, &p), "zeMemAllocHost",
+          "allocating a zex::Graph's report copies");
+    ring = static_cast<Ring*>(p);
+    std::memset(static_cast<void*>(ring), 0, sizeof(Ring));
+    if (adopted) {
+      list = adopted;
+      owned = false;
+    } else {
+      ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, dev.compute_ordinal(), 0};
+      check(zeCommandListCreate(dev.context_handle(), dev.handle(), &ld, &list), "zeCommandListCreate",
+            "creating a zex::Graph's command list");
+    }
+  }
+
+  const std::string& shown_name() const {
+    static const std::string unnamed = "a zex::Graph";
+    return name.empty() ? unnamed : name;
+  }
+
+  // Appends the epilogue (see the top of this file) to the graph's list, after a barrier.
+  void append_epilogue() {
+    const char* what = "recording a zex::Graph's epilogue";
+    Kernel::State& ks = epilogue->kernel.live();
+    detail::LockGuard lock(ks.mu);
+    Kernel::Level& l = ks.at(0);
+    if (l.group[0] != 1 || l.group[1] != 1 || l.group[2] != 1) {
+      check(zeKernelSetGroupSize(l.kernel, 1, 1, 1), "zeKernelSetGroupSize", what);
+      l.group[0] = l.group[1] = l.group[2] = 1;
+    }
+    const uint64_t args[4] = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot.report)),
+                              static_cast<uint64_t>(reinterpret_cast<uintptr_t>(slot.claim)),
+                              static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ring->entries)),
+                              static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&ring->executions))};
+    for (uint32_t i = 0; i < 4; ++i)
+      check(zeKernelSetArgumentValue(l.kernel, i, sizeof args[i], &args[i]), "zeKernelSetArgumentValue", what);
+    check(zeCommandListAppendBarrier(list, nullptr, 0, nullptr), "zeCommandListAppendBarrier", what);
+    const ze_group_count_t one{1, 1, 1};
+    check(zeCommandListAppendLaunchKernel(list, l.kernel, &one, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel",
+          what);
+  }
+
+  ThrowOrigin origin_of(uint64_t launch_id) const {
+    ThrowOrigin o;
+    const Record::Run* e = launch_id == 0 || launch_id >= next_id ? nullptr : record.find(launch_id);
+    o.launch_level = e ? e->level : env_level;
+    if (e) {
+      o.kernel_name = *e->kernel->name;
+      o.known = e->kernel->module->known_strings(o.launch_level);
+      o.sites = &e->kernel->module->sites();
+      o.site_base = e->kernel->module->site_base();
+      if (e->file) o.launch_site = SourceLocation{e->file, e->line};
+      for (int k = 0; k < 3; ++k) o.group_size[k] = e->group[k];
+    }
+    return o;
+  }
+
+  // The oldest execution in flight has finished: reads its ring entry.
+  void harvest_one() {
+    const uint64_t e = harvested_to;
+    Copy& c = ring->entries[e % kMaxInFlight];
+    if (__atomic_load_n(&c.report.status, __ATOMIC_ACQUIRE) != ZEX_STATUS_NONE) {
+      ++thrown_count;
+      if (thrown.size() <= kMaxKept) {
+        Slot copy{&c.report, c.claim, UINT32_MAX};
+        KernelExceptionInfo info = pool->read_and_reset(copy, origin_of(c.report.launch_id), nullptr);
+        info.execution = e;
+        info.graph_name = name;
+        thrown.push_back(std::move(info));
+      }
+      c.report.status = ZEX_STATUS_NONE;
+    }
+    ++harvested;
+    ++harvested_to;
+  }
+  void harvest_all() {
+    while (in_flight()) harvest_one();
+  }
+
+  // Before another execution: with kMaxInFlight in flight, one wait for their queue, and read them all.
+  void make_room() {
+    if (in_flight() < kMaxInFlight) return;
+    check(zeCommandQueueSynchronize(queue, UINT64_MAX), "zeCommandQueueSynchronize",
+          "waiting for a zex::Graph's executions in flight (Graph::kMaxInFlight)");
+    harvest_all();
+  }
+  // The executions in flight are gone with their queue (which waited for them): nobody reads them.
+  void forget_in_flight() {
+    for (uint32_t k = 0; k < kMaxInFlight; ++k) ring->entries[k].report.status = ZEX_STATUS_NONE;
+    harvested_to = executions;
+    queue = nullptr;
+    thrown.clear();
+    thrown_count = harvested = 0;
+  }
+};
+
+// ---- Graph ---------------------------------------------------------------------------------------
+
+Graph::Graph(const Device& dev, std::string name) : s_(std::make_shared<State>(dev, std::move(name))) {
+  s_->init(nullptr);
+}
+
+Graph::Graph(std::shared_ptr<State> s) : s_(std::move(s)) {}
+
+Graph Graph::adopt(const Device& dev, ze_command_list_handle_t list, std::string name) {
+  if (!list) throw InvalidArgument("zex::Graph::adopt: the command list is null; pass a regular command list that is not closed yet");
+  auto s = std::make_shared<State>(dev, std::move(name));
+  s->init(list);
+  return Graph(std::move(s));
+}
+
+Graph::Graph(Graph&&) noexcept = default;
+Graph& Graph::operator=(Graph&&) noexcept = default;
+
+Graph::~Graph() {
+  if (!s_) return;
+  std::lock_guard<std::mutex> lock(s_->mu);
+  // What the executions use (the runtime's buffers, the kernels) may go right after the graph: wait for
+  // them here. The Queue that executed them still harvests them, and drops their throws.
+  if (s_->in_flight() && s_->queue) zeCommandQueueSynchronize(s_->queue, UINT64_MAX);
+  s_->abandoned = true;
+}
+
+Graph::State& Graph::live() const {
+  if (__builtin_expect(!s_, 0)) throw LogicError("zex::Graph: this graph was moved from; use the graph it was moved to");
+  return *s_;
+}
+
+int Graph::level_for(int requested) const {
+  const State& g = live();
+  if (requested == -1 && g.env_error.empty()) return g.env_level;
+  if (requested >= 0 && requested <= 2) return requested;
+  if (requested == -1) throw InvalidArgument(g.env_error);
+  throw InvalidArgument("zex::Graph::launch: debug_level " + std::to_string(requested) +
+                        " is not a debug level; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL, else 1)");
+}
+
+Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg) {
+  State& g = live();
+  if (g.closed)
+    throw LogicError("zex::Graph::launch: " + std::string(g.name.empty() ? "the graph" : "graph '" + g.name + "'") +
+                     " is closed; record every launch before close(), or record a new zex::Graph");
+  if (ks.device != &g.dev.info()) detail::throw_wrong_device(*ks.name, *ks.device, g.dev.info());
+  Kernel::Level& l = ks.at(level);
+  detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, cfg.groups, cfg.group_size);
+  const Dim3& b = cfg.group_size;
+  if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) {
+    ze_result_t r = zeKernelSetGroupSize(l.kernel, b.x, b.y, b.z);
+    if (r != ZE_RESULT_SUCCESS) detail::throw_group_size_error(r, *ks.name);
+    l.group[0] = b.x;
+    l.group[1] = b.y;
+    l.group[2] = b.z;
+  }
+  return l;
+}
+
+void Graph::append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n,
+                          const Dim3& g3, const char* file, uint32_t line) {
+  State& g = live();
+  const uint64_t id = g.next_id;
+  const zex_state_t state = SlabPool::state(g.slot, id);
+  detail::set_arg(l.kernel, n, state, detail::param_kind::kOther, *ks.name);
+  g.record.reserve_one();
+  // In recording order, with the runtime's own appends between launches too.
+  if (g.appended)
+    check(zeCommandListAppendBarrier(g.list, nullptr, 0, nullptr), "zeCommandListAppendBarrier",
+          "ordering a zex::Graph's launches");
+  const ze_group_count_t groups{g3.x, g3.y, g3.z};
+  ze_result_t r = zeCommandListAppendLaunchKernel(g.list, l.kernel, &groups, nullptr, 0, nullptr);
+  if (r != ZE_RESULT_SUCCESS) detail::throw_launch_error(r, *ks.name);
+  g.appended = true;
+  ++g.next_id;
+  g.record.start(State::Record::Run{id, level, kernel.state_, file, line, {l.group[0], l.group[1], l.group[2]}});
+}
+
+void Graph::close() {
+  State& g = live();
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (g.closed) return;
+  g.append_epilogue();
+  check(zeCommandListClose(g.list), "zeCommandListClose", "closing a zex::Graph");
+  g.closed = true;
+}
+
+bool Graph::closed() const { return live().closed; }
+ze_command_list_handle_t Graph::handle() const noexcept { return s_ ? s_->list : nullptr; }
+const std::string& Graph::name() const { return live().name; }
+const Device& Graph::device() const { return live().dev; }
+uint64_t Graph::executions() const {
+  State& g = live();
+  std::lock_guard<std::mutex> lock(g.mu);
+  return g.executions;
+}
+
+// ---- Queue ---------------------------------------------------------------------------------------
+
+struct Queue::State {
+  Device dev;
+  ze_command_queue_handle_t queue = nullptr;
+  bool owned = true;
+  std::mutex mu;
+  std::vector<std::shared_ptr<Graph::State>> touched;  // graphs executed since the last synchronize
+
+  explicit State(const Device& d) : dev(d) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() {
+    if (queue) zeCommandQueueSynchronize(queue, UINT64_MAX);
+    // The graphs executed here forget this queue (their executions have finished): a graph that outlives
+    // its queue never waits on it again. Their throws are dropped.
+    for (const auto& g : touched) {
+      std::lock_guard<std::mutex> lock(g->mu);
+      g->forget_in_flight();
+    }
+    if (queue && owned) zeCommandQueueDestroy(queue);
+  }
+};
+
+Queue::Queue(const Device& dev) : s_(std::make_unique<State>(dev)) {
+  ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, dev.compute_ordinal(), 0, 0,
+                             ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS, ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+  check(zeCommandQueueCreate(dev.context_handle(), dev.handle(), &qd, &s_->queue), "zeCommandQueueCreate",
+        "creating a zex::Queue");
+}
+
+Queue::Queue(std::unique_ptr<State> s) : s_(std::move(s)) {}
+
+Queue Queue::adopt(const Device& dev, ze_command_queue_handle_t queue) {
+  if (!queue) throw InvalidArgument("zex::Queue::adopt: the command queue is null");
+  auto s = std::make_unique<State>(dev);
+  s->queue = queue;
+  s->owned = false;
+  return Queue(std::move(s));
+}
+
+Queue::Queue(Queue&&) noexcept = default;
+Queue& Queue::operator=(Queue&&) noexcept = default;
+Queue::~Queue() = default;
+
+Queue::State& Queue::live() const {
+  if (__builtin_expect(!s_, 0)) throw LogicError("zex::Queue: this queue was moved from; use the queue it was moved to");
+  return *s_;
+}
+
+ze_command_queue_handle_t Queue::handle() const noexcept { return s_ ? s_->queue : nullptr; }
+
+void Queue::execute(Graph& graph) {
+  State& q = live();
+  Graph::State& g = graph.live();
+  std::lock_guard<std::mutex> qlock(q.mu);
+  std::lock_guard<std::mutex> glock(g.mu);
+  const std::string which = g.name.empty() ? "the graph" : "graph '" + g.name + "'";
+  if (!g.closed) throw LogicError("zex::Queue::execute: " + which + " is not closed; call close() after recording it");
+  if (g.dev != q.dev)
+    throw LogicError("zex::Queue::execute: " + which + " was recorded for another device than the queue's");
+  if (g.queue && g.queue != q.queue)
+    throw LogicError("zex::Queue::execute: " + which +
+                     " has executions in flight on another zex::Queue; synchronize that queue first");
+  g.make_room();
+  ze_result_t r = zeCommandQueueExecuteCommandLists(q.queue, 1, &g.list, nullptr);
+  if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, "zeCommandQueueExecuteCommandLists", "executing a zex::Graph");
+  ++g.executions;
+  g.queue = q.queue;
+  if (std::find_if(q.touched.begin(), q.touched.end(), [&](const auto& p) { return p.get() == &g; }) == q.touched.end())
+    q.touched.push_back(graph.s_);
+}
+
+bool Queue::synchronize_for_ns(uint64_t timeout_ns) {
+  State& q = live();
+  std::lock_guard<std::mutex> qlock(q.mu);
+  ze_result_t r = zeCommandQueueSynchronize(q.queue, timeout_ns);
+  if (r == ZE_RESULT_NOT_READY && timeout_ns != UINT64_MAX) return false;
+  check(r, "zeCommandQueueSynchronize", "waiting for a zex::Queue");
+  // Every execution has finished: harvest them all, then raise the first throw of the first graph
+  // that threw, with the other kept reports (of that graph and of the others) as others().
+  std::vector<KernelExceptionInfo> raised;
+  for (const auto& gp : q.touched) {
+    Graph::State& g = *gp;
+    std::lock_guard<std::mutex> glock(g.mu);
+    g.harvest_all();
+    g.queue = nullptr;
+    if (!g.abandoned && !g.thrown.empty()) {
+      for (KernelExceptionInfo& i : g.thrown) {
+        i.executions_thrown = g.thrown_count;
+        i.executions_synchronized = g.harvested;
+        if (raised.size() <= Graph::kMaxKept) raised.push_back(std::move(i));
+      }
+    }
+    g.thrown.clear();
+    g.thrown_count = 0;
+    g.harvested = 0;
+  }
+  q.touched.clear();
+  if (!raised.empty()) {
+    KernelExceptionInfo first = std::move(raised.front());
+    raised.erase(raised.begin());
+    throw KernelException(std::move(first), std::move(raised));
+  }
+  return true;
+}
+
+}  // namespace zex
