@@ -1,9 +1,9 @@
 // zex::Graph and zex::Queue: launches recorded once in a regular command list and executed many
 // times, every execution's throw accounted for (docs/design.md, "Graphs"). A graph owns one report
-// slot; each execution is submitted together with a short regular list of zex's (its epilogue) that
-// copies the slot's report and claim area into the graph's ring of copies and resets the slot, so the
-// next execution starts clean and executions queued back to back never overwrite each other's
-// reports. Recording is cold and compiled (src/runtime/graph.cpp); only the typed argument setting is
+// slot; close() ends its list with an epilogue (a barrier and one launch of zex's own kernel) that
+// copies a thrown report and claim area into that execution's entry of the graph's ring and resets the
+// slot, so the next execution starts clean and executions queued back to back never overwrite each
+// other's reports. Recording is cold and compiled (src/runtime/graph.cpp); only the typed argument setting is
 // inline here, as in Stream::launch.
 #pragma once
 
@@ -48,8 +48,7 @@ class Graph {
   Graph& operator=(Graph&&) noexcept;
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
-  /// Waits for the graph's executions in flight, then frees its lists (an owned one), events, ring
-  /// and slot. A throw nobody synchronized for is dropped. Never throws.
+  /// Waits for the graph's executions in flight, then frees its list (an owned one), ring and slot. A throw nobody synchronized for is dropped. Never throws.
   ~Graph();
 
   /// Records a launch: the arguments are set now and captured by the append (as the specification
@@ -71,7 +70,8 @@ class Graph {
     append_launch(kernel, ks, l, level, static_cast<uint32_t>(sizeof...(Args)), cfg.groups, at.file, at.line);
   }
 
-  /// Ends the recording: a closing barrier, then zeCommandListClose. Idempotent.
+  /// Ends the recording: the epilogue (a barrier and zex's one-work-item launch), then
+  /// zeCommandListClose. Idempotent.
   /// @throws ZeError if the append or the close fails
   void close();
   /// True once close() succeeded.
@@ -88,7 +88,8 @@ class Graph {
   const Device& device() const;
 
   /// Executions in flight (submitted, not yet synchronized) at most: the ring of report copies. One
-  /// more execution first waits for the oldest half (docs/design.md, "Graphs": nothing is dropped).
+  /// more execution first waits for the queue once and reads them all (docs/design.md, "Graphs":
+  /// nothing is dropped).
   static constexpr uint32_t kMaxInFlight = 64;
   /// Reports of thrown executions kept per synchronize beyond the one raised (KernelException::others);
   /// further throws are counted in executions_thrown() and named in the message, not kept.
@@ -126,9 +127,9 @@ class Queue {
   /// Waits for what was submitted, then destroys an owned queue. Never throws.
   ~Queue();
 
-  /// Submits one execution of `graph` (closed): one zeCommandQueueExecuteCommandLists of the graph's
-  /// list and its epilogue. With Graph::kMaxInFlight executions of the graph in flight, first waits
-  /// for the oldest half and keeps what they threw for the next synchronize().
+  /// Submits one execution of `graph` (closed): one zeCommandQueueExecuteCommandLists of its list.
+  /// With Graph::kMaxInFlight executions of the graph in flight, first waits for the queue once and
+  /// keeps what they threw for the next synchronize().
   /// @throws std::logic_error (not closed; in flight on another queue; a graph of another device);
   ///         ZeError
   void execute(Graph& graph);

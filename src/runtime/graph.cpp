@@ -10,6 +10,7 @@
 // threw is kept for the next synchronize). Nothing is dropped.
 #include <zex/graph.hpp>
 
+#include "runtime/launch_origin.hpp"
 #include "spirv/spirv.hpp"
 
 #include <algorithm>
@@ -131,11 +132,6 @@ struct Graph::State {
     }
   }
 
-  const std::string& shown_name() const {
-    static const std::string unnamed = "a zex::Graph";
-    return name.empty() ? unnamed : name;
-  }
-
   // Appends the epilogue (see the top of this file) to the graph's list, after a barrier.
   void append_epilogue() {
     const char* what = "recording a zex::Graph's epilogue";
@@ -159,18 +155,7 @@ struct Graph::State {
   }
 
   ThrowOrigin origin_of(uint64_t launch_id) const {
-    ThrowOrigin o;
-    const Record::Run* e = launch_id == 0 || launch_id >= next_id ? nullptr : record.find(launch_id);
-    o.launch_level = e ? e->level : env_level;
-    if (e) {
-      o.kernel_name = *e->kernel->name;
-      o.known = e->kernel->module->known_strings(o.launch_level);
-      o.sites = &e->kernel->module->sites();
-      o.site_base = e->kernel->module->site_base();
-      if (e->file) o.launch_site = SourceLocation{e->file, e->line};
-      for (int k = 0; k < 3; ++k) o.group_size[k] = e->group[k];
-    }
-    return o;
+    return detail::origin_of(launch_id == 0 || launch_id >= next_id ? nullptr : record.find(launch_id), env_level);
   }
 
   // The oldest execution in flight has finished: reads its ring entry.
@@ -367,12 +352,13 @@ void Queue::execute(Graph& graph) {
   Graph::State& g = graph.live();
   std::lock_guard<std::mutex> qlock(q.mu);
   std::lock_guard<std::mutex> glock(g.mu);
-  const std::string which = g.name.empty() ? "the graph" : "graph '" + g.name + "'";
-  if (!g.closed) throw LogicError("zex::Queue::execute: " + which + " is not closed; call close() after recording it");
+  // The graph as the refusals below name it: built only when one is raised, not on every execution.
+  auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
+  if (!g.closed) throw LogicError("zex::Queue::execute: " + which() + " is not closed; call close() after recording it");
   if (g.dev != q.dev)
-    throw LogicError("zex::Queue::execute: " + which + " was recorded for another device than the queue's");
+    throw LogicError("zex::Queue::execute: " + which() + " was recorded for another device than the queue's");
   if (g.queue && g.queue != q.queue)
-    throw LogicError("zex::Queue::execute: " + which +
+    throw LogicError("zex::Queue::execute: " + which() +
                      " has executions in flight on another zex::Queue; synchronize that queue first");
   g.make_room();
   ze_result_t r = zeCommandQueueExecuteCommandLists(q.queue, 1, &g.list, nullptr);

@@ -5,6 +5,7 @@
 #include <zex/stream.hpp>
 
 #include "runtime/event_state.hpp"
+#include "runtime/launch_origin.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -191,17 +192,7 @@ void Stream::Impl::raise(bool all_done) {
   // only once the claim word is 0 again, and the next synchronize (or the destructor) waits for it
   // too. One append.
   ze_event_handle_t ev = host_sync ? nullptr : cmds.next();
-  ThrowOrigin o;
-  o.launch_level = e ? e->level : env_level;
-  if (e) {
-    o.kernel_name = *e->kernel->name;
-    o.known = e->kernel->module->known_strings(o.launch_level);
-    o.sites = &e->kernel->module->sites();
-    o.site_base = e->kernel->module->site_base();
-    if (e->file) o.launch_site = SourceLocation{e->file, e->line};
-    for (int k = 0; k < 3; ++k) o.group_size[k] = e->group[k];
-  }
-  KernelExceptionInfo info = pool->read_and_reset(slot, o, list, ev);
+  KernelExceptionInfo info = pool->read_and_reset(slot, detail::origin_of(e, env_level), list, ev);
   ++cmds.seq;
   // After synchronize every launch has finished (the reset is zex's own command); after an Event's
   // wait, later launches may still run and throw, and their runs name them.
