@@ -70,6 +70,25 @@ class Graph {
     append_launch(kernel, ks, l, level, static_cast<uint32_t>(sizeof...(Args)), cfg.groups, at.file, at.line);
   }
 
+  /// launch() with arguments known only at run time (the C API, bindings): `count` arguments, each
+  /// `Arg` with the members `size` and `value` (KernelArg, zex_arg_t), read in place once the count is
+  /// the kernel's. `file` and `line`: the launch site a throw reports (null: none; the pointer is kept
+  /// for the graph's life). Checks and errors as Stream::launch_args, in `lang`'s words.
+  template <class Arg>
+  void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Arg* args, size_t count,
+                   const char* file = nullptr, uint32_t line = 0, Language lang = Language::Cpp) {
+    const int level = level_for(cfg.debug_level);
+    Kernel::State& ks = kernel.live();
+    detail::LockGuard lock(ks.mu);
+    Kernel::Level& l = begin_launch(kernel, ks, level, count, cfg, lang);
+    const uint32_t n = static_cast<uint32_t>(count);
+    for (uint32_t i = 0; i < n; ++i) {
+      ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
+      if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
+    }
+    append_launch(kernel, ks, l, level, n, cfg.groups, file, file ? line : 0);
+  }
+
   /// Ends the recording: the epilogue (a barrier and zex's one-work-item launch), then
   /// zeCommandListClose. Idempotent.
   /// @throws ZeError if the append or the close fails
@@ -103,7 +122,8 @@ class Graph {
   State& live() const;
   int level_for(int requested) const;
   // What launch() does before and after setting the arguments (compiled).
-  Kernel::Level& begin_launch(const Kernel& kernel, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg);
+  Kernel::Level& begin_launch(const Kernel& kernel, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg,
+                              Language lang = Language::Cpp);
   void append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n, const Dim3& g,
                      const char* file, uint32_t line);
 

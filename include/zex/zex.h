@@ -53,6 +53,8 @@ typedef struct zex_stream_s* zex_stream_t;
 typedef struct zex_exception_s* zex_exception_t;
 typedef struct zex_slot_s* zex_slot_t;
 typedef struct zex_event_s* zex_event_t;
+typedef struct zex_graph_s* zex_graph_t;
+typedef struct zex_queue_s* zex_queue_t;
 
 /* Which language a message's fix-it hints speak (zex_exception_message_for). */
 typedef enum zex_language_t {
@@ -184,6 +186,53 @@ zex_result_t zex_stream_wait_event(zex_stream_t stream, zex_event_t event);
 ze_event_handle_t zex_event_handle(zex_event_t event);
 /* Waits for the mark if it is still pending, then frees it. NULL: nothing. */
 void zex_event_destroy(zex_event_t event);
+
+/* ---- graphs: launches recorded once, executed many times (zex::Graph, zex::Queue; ZEX_1.2) ----------
+ * A graph records launches into a regular command list; a queue executes it any number of times, and
+ * zex_queue_synchronize raises a throw of any execution since the last synchronize: the exception says
+ * which (zex_exception_execution, zex_exception_executions_thrown; docs/integration.md, 6a). */
+/* A graph on `device`; `name` (may be NULL) appears in its exceptions' messages. */
+zex_result_t zex_graph_create(zex_device_t device, const char* name, zex_graph_t* out);
+/* Wraps a runtime's regular command list, not yet closed (zex appends, closes, never destroys it). */
+zex_result_t zex_graph_adopt(zex_device_t device, ze_command_list_handle_t list, const char* name, zex_graph_t* out);
+/* Records a launch, arguments as zex_stream_launch (captured now); file/line: its launch site (NULL: none;
+ * the pointer is kept as long as the graph). ZEX_ERROR_INVALID_STATE once the graph is closed. */
+zex_result_t zex_graph_launch_at(zex_graph_t graph, zex_kernel_t kernel, const zex_launch_config_t* config,
+                                 uint32_t num_args, const zex_arg_t* args, const char* file, uint32_t line);
+zex_result_t zex_graph_launch(zex_graph_t graph, zex_kernel_t kernel, const zex_launch_config_t* config,
+                              uint32_t num_args, const zex_arg_t* args);
+#ifndef ZEX_NO_LAUNCH_SITE
+#define zex_graph_launch(graph, kernel, config, num_args, args) \
+  zex_graph_launch_at((graph), (kernel), (config), (num_args), (args), __FILE__, (uint32_t)__LINE__)
+#endif
+/* Ends the recording (idempotent). */
+zex_result_t zex_graph_close(zex_graph_t graph);
+/* Executions submitted so far (the next one's index); 0 if graph is NULL. */
+uint64_t zex_graph_executions(zex_graph_t graph);
+/* The regular command list (owned by zex unless adopted); NULL if graph is. */
+ze_command_list_handle_t zex_graph_handle(zex_graph_t graph);
+/* Waits for the graph's executions in flight, then frees it; their throws are dropped. NULL: nothing. */
+void zex_graph_destroy(zex_graph_t graph);
+/* A command queue on `device`, or a runtime's own (adopt: never destroyed by zex). */
+zex_result_t zex_queue_create(zex_device_t device, zex_queue_t* out);
+zex_result_t zex_queue_adopt(zex_device_t device, ze_command_queue_handle_t queue, zex_queue_t* out);
+/* Submits one execution of `graph` (closed). ZEX_ERROR_INVALID_STATE if it is not closed or has
+ * executions in flight on another queue. */
+zex_result_t zex_queue_execute(zex_queue_t queue, zex_graph_t graph);
+/* Waits for every execution submitted; ZEX_ERROR_KERNEL_EXCEPTION and *exception_out (if not NULL) for
+ * the first that threw, as zex_stream_synchronize. */
+zex_result_t zex_queue_synchronize(zex_queue_t queue, zex_exception_t* exception_out);
+/* zex_queue_synchronize giving up after timeout_ns: *done_out 0 if the work has not finished. */
+zex_result_t zex_queue_synchronize_for(zex_queue_t queue, uint64_t timeout_ns, int* done_out,
+                                       zex_exception_t* exception_out);
+ze_command_queue_handle_t zex_queue_handle(zex_queue_t queue);
+/* Waits for what was submitted, then frees the queue (a runtime's adopted queue is not destroyed). */
+void zex_queue_destroy(zex_queue_t queue);
+/* 1 and *index_out (may be NULL) the 0-based execution, if the exception comes from a graph's execution;
+ * else 0. */
+int zex_exception_execution(zex_exception_t e, uint64_t* index_out);
+/* Executions that threw among those the synchronize waited for (0 for a stream's exception). */
+uint64_t zex_exception_executions_thrown(zex_exception_t e);
 
 /* ---- kernel exceptions (immutable; strings valid until zex_exception_destroy) ---------------------- */
 const char* zex_exception_message(zex_exception_t e); /* the message, hints in C terms */

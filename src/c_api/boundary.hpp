@@ -63,6 +63,15 @@ struct zex_stream_s {
   zex::Language lang = zex::Language::C;  // what its launch errors name (zex_stream_set_language)
 };
 
+struct zex_graph_s {
+  zex::Graph g;
+  zex::Language lang = zex::Language::C;
+};
+
+struct zex_queue_s {
+  zex::Queue q;
+};
+
 struct zex_event_s {
   zex::Device dev;  // keeps the context's state alive: the event may outlive its context handle
   zex::Event ev;    // destroyed first (it waits for its mark, then frees its pool)

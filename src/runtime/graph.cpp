@@ -238,14 +238,15 @@ int Graph::level_for(int requested) const {
                         " is not a debug level; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL, else 1)");
 }
 
-Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg) {
+Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg,
+                                   Language lang) {
   State& g = live();
   if (g.closed)
     throw LogicError("zex::Graph::launch: " + std::string(g.name.empty() ? "the graph" : "graph '" + g.name + "'") +
                      " is closed; record every launch before close(), or record a new zex::Graph");
   if (ks.device != &g.dev.info()) detail::throw_wrong_device(*ks.name, *ks.device, g.dev.info());
   Kernel::Level& l = ks.at(level);
-  detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, cfg.groups, cfg.group_size);
+  detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, cfg.groups, cfg.group_size, lang);
   const Dim3& b = cfg.group_size;
   if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) {
     ze_result_t r = zeKernelSetGroupSize(l.kernel, b.x, b.y, b.z);

@@ -7,7 +7,8 @@
  * (tests/package). Exit status 0 when every check passed; each failed check prints its line.
  *
  * This file holds main() and the helpers; the cases are in c_api_errors.c, c_api_devices.c,
- * c_api_reports.c and c_api_streams.c (sources.cmake lists them for every build of the test). */
+ * c_api_reports.c, c_api_streams.c and c_api_graphs.c (sources.cmake lists them for every build of the
+ * test). */
 #include "c_api_test.h"
 
 int g_failures = 0;
@@ -154,6 +155,7 @@ int main(int argc, char** argv) {
   test_values_count_and_site(&e);
   test_exception_info(&e);
   test_events(&e);
+  test_graphs(&e);
   zex_context_free(e.ctx, e.a);
   zex_context_free(e.ctx, e.b);
   zex_context_free(e.ctx, e.c);

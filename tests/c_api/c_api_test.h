@@ -96,4 +96,7 @@ void test_two_streams(Env* e);
 void test_synchronize_for(Env* e);
 void test_slots(Env* e);
 
+/* c_api_graphs.c */
+void test_graphs(Env* e);
+
 #endif

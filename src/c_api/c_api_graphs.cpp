@@ -1,0 +1,122 @@
+// The C API's graphs and queues (zex::Graph, zex::Queue; <zex/zex.h>, "graphs"), and the exception's
+// execution fields. Every entry point checks its handles, then runs the C++ call under guard().
+#include "boundary.hpp"
+
+using namespace zex_c;
+
+zex_result_t zex_graph_create(zex_device_t device, const char* name, zex_graph_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  return guard([&] {
+    *out = new zex_graph_s{zex::Graph(device->dev, name ? name : "")};
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_graph_adopt(zex_device_t device, ze_command_list_handle_t list, const char* name, zex_graph_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  ZEX_REQUIRE(list);
+  return guard([&] {
+    *out = new zex_graph_s{zex::Graph::adopt(device->dev, list, name ? name : "")};
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_graph_launch_at(zex_graph_t graph, zex_kernel_t kernel, const zex_launch_config_t* config,
+                                 uint32_t num_args, const zex_arg_t* args, const char* file, uint32_t line) {
+  ZEX_REQUIRE(graph);
+  ZEX_REQUIRE(kernel);
+  ZEX_REQUIRE(config);
+  if (num_args != 0 && args == nullptr) return null_argument(__func__, "args");
+  return guard([&] {
+    zex::LaunchConfig cfg;
+    cfg.groups = {config->groups[0], config->groups[1], config->groups[2]};
+    cfg.group_size = {config->group_size[0], config->group_size[1], config->group_size[2]};
+    cfg.debug_level = config->debug_level;
+    graph->g.launch_args(kernel->k, cfg, args, num_args, file, line, graph->lang);
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_graph_launch(zex_graph_t graph, zex_kernel_t kernel, const zex_launch_config_t* config,
+                              uint32_t num_args, const zex_arg_t* args) {
+  return zex_graph_launch_at(graph, kernel, config, num_args, args, nullptr, 0);
+}
+
+zex_result_t zex_graph_close(zex_graph_t graph) {
+  ZEX_REQUIRE(graph);
+  return guard([&] {
+    graph->g.close();
+    return ZEX_SUCCESS;
+  });
+}
+
+uint64_t zex_graph_executions(zex_graph_t graph) { return graph ? graph->g.executions() : 0; }
+
+ze_command_list_handle_t zex_graph_handle(zex_graph_t graph) { return graph ? graph->g.handle() : nullptr; }
+
+void zex_graph_destroy(zex_graph_t graph) { delete graph; }  // ~Graph never throws
+
+zex_result_t zex_queue_create(zex_device_t device, zex_queue_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  return guard([&] {
+    *out = new zex_queue_s{zex::Queue(device->dev)};
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_queue_adopt(zex_device_t device, ze_command_queue_handle_t queue, zex_queue_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  ZEX_REQUIRE(queue);
+  return guard([&] {
+    *out = new zex_queue_s{zex::Queue::adopt(device->dev, queue)};
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_queue_execute(zex_queue_t queue, zex_graph_t graph) {
+  ZEX_REQUIRE(queue);
+  ZEX_REQUIRE(graph);
+  return guard([&] {
+    queue->q.execute(graph->g);
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_queue_synchronize(zex_queue_t queue, zex_exception_t* exception_out) {
+  if (exception_out) *exception_out = nullptr;
+  ZEX_REQUIRE(queue);
+  return guard_raising(exception_out, [&] { queue->q.synchronize(); });
+}
+
+zex_result_t zex_queue_synchronize_for(zex_queue_t queue, uint64_t timeout_ns, int* done_out,
+                                       zex_exception_t* exception_out) {
+  if (exception_out) *exception_out = nullptr;
+  if (done_out) *done_out = 0;
+  ZEX_REQUIRE(queue);
+  const zex_result_t r = guard_raising(exception_out, [&] {
+    const bool done = queue->q.synchronize_for_ns(timeout_ns);
+    if (done_out) *done_out = done ? 1 : 0;
+  });
+  if (r == ZEX_ERROR_KERNEL_EXCEPTION && done_out) *done_out = 1;
+  return r;
+}
+
+ze_command_queue_handle_t zex_queue_handle(zex_queue_t queue) { return queue ? queue->q.handle() : nullptr; }
+
+void zex_queue_destroy(zex_queue_t queue) { delete queue; }  // ~Queue never throws
+
+int zex_exception_execution(zex_exception_t e, uint64_t* index_out) {
+  if (!e || !e->view.execution_known) return 0;
+  if (index_out) *index_out = e->view.execution_index;
+  return 1;
+}
+
+uint64_t zex_exception_executions_thrown(zex_exception_t e) { return e ? e->view.executions_thrown : 0; }

@@ -1,0 +1,83 @@
+/* The C API test: graphs and queues (zex_graph_*, zex_queue_*): a graph of two kernels executed ten
+ * times without a synchronize, executions 2 and 7 throwing (plan_throw reads plan[execution]); the
+ * exception names the first, counts both, and the graph stays usable. */
+#include "c_api_test.h"
+
+void test_graphs(Env* e) {
+  zex_graph_t g = NULL;
+  zex_queue_t q = NULL;
+  zex_kernel_t count = NULL, plan_throw = NULL;
+  zex_exception_t ex = NULL;
+  zex_launch_config_t one = config_1d(1, 1, 1), four = config_1d(1, 4, 1);
+  uint32_t* counter = NULL;
+  uint32_t* plan = NULL;
+  uint32_t len = 10, i;
+  uint64_t index = 99;
+  zex_arg_t count_args[1], throw_args[3];
+  CHECK(zex_graph_create(NULL, "g", &g) == ZEX_ERROR_INVALID_ARGUMENT && g == NULL);
+  CHECK(zex_queue_execute(NULL, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(zex_exception_execution(NULL, &index) == 0 && index == 99);
+  REQUIRE_OK(zex_kernel_create(e->mod, "count_execution", &count));
+  REQUIRE_OK(zex_kernel_create(e->mod, "plan_throw", &plan_throw));
+  REQUIRE_OK(zex_context_alloc_shared(e->ctx, e->dev, 64, 64, (void**)&counter));
+  REQUIRE_OK(zex_context_alloc_shared(e->ctx, e->dev, 64, 64, (void**)&plan));
+  counter[0] = 0;
+  for (i = 0; i < len; ++i) plan[i] = (i == 2 || i == 7) ? 1u : 0u;
+  count_args[0].size = sizeof counter;
+  count_args[0].value = &counter;
+  throw_args[0].size = sizeof plan;
+  throw_args[0].value = &plan;
+  throw_args[1].size = sizeof counter;
+  throw_args[1].value = &counter;
+  throw_args[2].size = sizeof len;
+  throw_args[2].value = &len;
+  REQUIRE_OK(zex_graph_create(e->dev, "cstep", &g));
+  CHECK(zex_graph_handle(g) != NULL);
+  REQUIRE_OK(zex_graph_launch(g, count, &one, 1, count_args));
+  REQUIRE_OK(zex_graph_launch(g, plan_throw, &four, 3, throw_args));
+  CHECK(zex_graph_launch(g, plan_throw, &four, 2, throw_args) == ZEX_ERROR_INVALID_ARGUMENT);  /* count */
+  REQUIRE_OK(zex_queue_create(e->dev, &q));
+  CHECK(zex_queue_execute(q, g) == ZEX_ERROR_INVALID_STATE); /* not closed */
+  CHECK(contains(zex_last_error_message(), "not closed"));
+  REQUIRE_OK(zex_graph_close(g));
+  CHECK(zex_graph_launch(g, count, &one, 1, count_args) == ZEX_ERROR_INVALID_STATE); /* closed */
+  for (i = 0; i < len; ++i) REQUIRE_OK(zex_queue_execute(q, g));
+  CHECK(zex_graph_executions(g) == len);
+  CHECK(zex_queue_synchronize(q, &ex) == ZEX_ERROR_KERNEL_EXCEPTION && ex != NULL);
+  if (ex) {
+    zex_exception_info_t info;
+    CHECK(zex_exception_execution(ex, &index) == 1 && index == 2);
+    CHECK(zex_exception_executions_thrown(ex) == 2);
+    CHECK(strcmp(zex_exception_kernel_name(ex), "plan_throw") == 0);
+    CHECK(contains(zex_exception_message(ex), "in execution 2 of graph 'cstep' (2 of 10 executions threw"));
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    CHECK(zex_exception_info(ex, &info) == ZEX_SUCCESS);
+    CHECK(info.execution_known == 1 && info.execution_index == 2 && info.executions_thrown == 2 &&
+          info.executions_synchronized == 10 && strcmp(info.graph_name, "cstep") == 0);
+    {
+      uint32_t file_line = 0;
+      CHECK(zex_exception_launch_site(ex, NULL, &file_line) == 1 && file_line > 0);
+    }
+    zex_exception_destroy(ex);
+    ex = NULL;
+  }
+  CHECK(counter[0] == len);
+  /* Reusable, and a stream's exception has no execution. */
+  for (i = 0; i < len; ++i) plan[i] = 0;
+  REQUIRE_OK(zex_queue_execute(q, g));
+  CHECK(zex_queue_synchronize(q, &ex) == ZEX_SUCCESS && ex == NULL);
+  {
+    int done = 0;
+    CHECK(zex_queue_synchronize_for(q, 0, &done, &ex) == ZEX_SUCCESS && done == 1);
+  }
+  CHECK(counter[0] == len + 1);
+  zex_queue_destroy(q);
+  zex_graph_destroy(g);
+  zex_graph_destroy(NULL);
+  zex_queue_destroy(NULL);
+  zex_kernel_destroy(count);
+  zex_kernel_destroy(plan_throw);
+  CHECK(zex_context_free(e->ctx, counter) == ZEX_SUCCESS);
+  CHECK(zex_context_free(e->ctx, plan) == ZEX_SUCCESS);
+}
