@@ -195,6 +195,8 @@ void zex_event_destroy(zex_event_t event);
 zex_result_t zex_graph_create(zex_device_t device, const char* name, zex_graph_t* out);
 /* Wraps a runtime's regular command list, not yet closed (zex appends, closes, never destroys it). */
 zex_result_t zex_graph_adopt(zex_device_t device, ze_command_list_handle_t list, const char* name, zex_graph_t* out);
+/* What the graph's launch errors name, as zex_stream_set_language: ZEX_LANGUAGE_C until set. */
+zex_result_t zex_graph_set_language(zex_graph_t graph, zex_language_t language);
 /* Records a launch, arguments as zex_stream_launch (captured now); file/line: its launch site (NULL: none;
  * the pointer is kept as long as the graph). ZEX_ERROR_INVALID_STATE once the graph is closed. */
 zex_result_t zex_graph_launch_at(zex_graph_t graph, zex_kernel_t kernel, const zex_launch_config_t* config,
@@ -233,6 +235,11 @@ void zex_queue_destroy(zex_queue_t queue);
 int zex_exception_execution(zex_exception_t e, uint64_t* index_out);
 /* Executions that threw among those the synchronize waited for (0 for a stream's exception). */
 uint64_t zex_exception_executions_thrown(zex_exception_t e);
+/* The other executions' reports a queue's synchronize kept besides the one shown (at most 16, oldest
+ * first; docs/design.md, "Graphs"): their count (0 for a stream's exception or NULL), and the i-th as a
+ * new exception handle to `*out` (the caller's to destroy; INVALID_ARGUMENT if i >= the count). */
+uint32_t zex_exception_other_count(zex_exception_t e);
+zex_result_t zex_exception_other(zex_exception_t e, uint32_t i, zex_exception_t* out);
 
 /* ---- kernel exceptions (immutable; strings valid until zex_exception_destroy) ---------------------- */
 const char* zex_exception_message(zex_exception_t e); /* the message, hints in C terms */

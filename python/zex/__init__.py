@@ -20,12 +20,13 @@ from ._errors import (DeviceRecord, DeviceReport, Error, InvalidArgument, Invali
                       ZeResult)
 from ._core import Context, Device, Kernel, Local, Module, SharedBuffer, local
 from ._stream import Event, Stream
+from ._graph import Graph, Queue
 from ._library import C_API_VERSION
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Context", "Device", "Module", "Kernel", "Stream", "Event", "SharedBuffer", "Local", "local",
+    "Context", "Device", "Module", "Kernel", "Stream", "Event", "Graph", "Queue", "SharedBuffer", "Local", "local",
     "Error", "KernelException", "LaunchSite", "ZeError", "ZeResult", "InvalidArgument", "InvalidState", "OutOfHostMemory",
     "UnknownError", "DeviceReport", "DeviceRecord", "RasCounter", "LibraryNotFoundError", "LibraryVersionError", "C_API_VERSION", "library_path",
 ]

@@ -97,7 +97,7 @@ class _Cell:
                 return
             if check and self.busy():
                 raise InvalidState("zex: cannot close this %s: a launch that uses it has not been synchronized "
-                                   "(call stream.synchronize() first)" % self.what)
+                                   "(call stream.synchronize() first, or close the zex.Graph that recorded it)" % self.what)
             for c in sorted(self.children, key=lambda c: c.rank):
                 c.close(check=False)
             h, self.handle = self.handle, None

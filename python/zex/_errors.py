@@ -142,15 +142,17 @@ class KernelException(Error):
     operands the throw recorded from level 1, e.g. (index, length) for a BoundsError; () when none),
     ``value_kind`` (how the message labels them: 0 plain values, 1 index and length), ``thrower_count``
     (how many work-items threw, at least 1; 1 at level 0, which counts nothing) and ``launch_site`` (a
-    LaunchSite(file, line) of the Python line that called Stream.launch, or None). From a zex::Graph's
-    execution (C++ and C; Python's Graph comes later): ``execution`` (its 0-based index per graph, else
-    None), ``executions_thrown`` and ``executions_synchronized`` (how many of the executions the
-    synchronize waited for threw, of how many; 0 for a stream) and ``graph_name``."""
+    LaunchSite(file, line) of the Python line that called Stream.launch or Graph.launch, or None). From a
+    zex.Graph's execution (raised by Queue.synchronize()): ``execution`` (its 0-based index per graph,
+    else None), ``executions_thrown`` and ``executions_synchronized`` (how many of the executions the
+    synchronize waited for threw, of how many; 0 for a stream), ``graph_name`` and ``others`` (a list of
+    KernelException, one per other throwing execution kept, oldest first, at most 16; [] for a stream)."""
 
     def __init__(self, message, **attributes):
         super().__init__(message)
         from ._library import exception_defaults  # pure Python: loads no library
         self.__dict__.update(exception_defaults())
+        self.others = []
         self.__dict__.update(attributes)
 
     def __str__(self):

@@ -200,6 +200,24 @@ DECLARATIONS = {
     "zex_stream_wait_event": (_res, (_h, _h)),
     "zex_event_handle": (_h, (_h,)),
     "zex_event_destroy": (None, (_h,)),
+    "zex_graph_create": (_res, (_h, _str, _hp)),
+    "zex_graph_adopt": (_res, (_h, _h, _str, _hp)),
+    "zex_graph_set_language": (_res, (_h, ctypes.c_int)),
+    "zex_graph_launch_at": (_res, (_h, _h, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, _str,
+                                   ctypes.c_uint32)),
+    "zex_graph_close": (_res, (_h,)),
+    "zex_graph_executions": (ctypes.c_uint64, (_h,)),
+    "zex_graph_handle": (_h, (_h,)),
+    "zex_graph_destroy": (None, (_h,)),
+    "zex_queue_create": (_res, (_h, _hp)),
+    "zex_queue_adopt": (_res, (_h, _h, _hp)),
+    "zex_queue_execute": (_res, (_h, _h)),
+    "zex_queue_synchronize": (_res, (_h, _hp)),
+    "zex_queue_synchronize_for": (_res, (_h, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int), _hp)),
+    "zex_queue_handle": (_h, (_h,)),
+    "zex_queue_destroy": (None, (_h,)),
+    "zex_exception_other_count": (ctypes.c_uint32, (_h,)),
+    "zex_exception_other": (_res, (_h, ctypes.c_uint32, _hp)),
     "zex_module_build_log": (_res, (_h, ctypes.POINTER(_str))),
     "zex_context_handle": (_h, (_h,)),
     "zex_driver_handle": (_h, (_h,)),
@@ -219,6 +237,10 @@ DECLARATIONS = {
 # Newer than the first libzex.so.1: a library without them still loads (no device reports then).
 OPTIONAL = {"zex_module_build_log", "zex_last_device_report", "zex_last_device_counter", "zex_last_device_record",
             "zex_last_device_info_log", "zex_last_device_note"}
+# Version node ZEX_1.2 (graphs and queues): a library without them loads; zex.Graph and zex.Queue then
+# raise LibraryVersionError (require()).
+GRAPHS = {name for name in DECLARATIONS if name.startswith(("zex_graph_", "zex_queue_", "zex_exception_other"))}
+OPTIONAL |= GRAPHS
 
 
 def package_dir():
@@ -312,6 +334,14 @@ def declare(lib, path):
     if missing:
         raise LibraryVersionError("zex: %s (C API version %d) lacks %s" % (path, version, ", ".join(missing)),
                                   version, path)
+
+
+def require_graphs(lib):
+    """LibraryVersionError unless `lib` has the graph and queue functions (zex.Graph, zex.Queue)."""
+    if not hasattr(lib, "zex_graph_create"):
+        raise LibraryVersionError("zex: %s has no zex_graph_create (version node ZEX_1.2): zex.Graph and zex.Queue "
+                                  "need the libzex of this Python package's zex" % library_path(), C_API_VERSION,
+                                  library_path())
 
 
 _lock = threading.Lock()

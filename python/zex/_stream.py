@@ -95,7 +95,60 @@ def _python_scalar_hint(i, a, kernel):
                            "pass a ctypes scalar of the parameter's type (%s)" % (i, kernel.name, type(a).__name__, hint))
 
 
+def _pack_args(kernel, args):
+    """A launch's arguments (Stream.launch, Graph.launch) as zex_arg_t[len(args)] in bytes, the
+    SharedBuffers among them (the caller keeps them in use) and what must stay alive until the C call."""
+    buffers = keep = None
+    vals = []  # zex_arg_t[n] as size, value, size, value, ...
+    for i, a in enumerate(args):
+        kind = _ARG_KIND.get(type(a))
+        if kind is None:
+            kind = _arg_kind(type(a))
+        if kind == 1:  # SharedBuffer: its pointer
+            if a._cell.handle is None:
+                raise InvalidState("zex: argument %d of kernel '%s' is a freed SharedBuffer" % (i, kernel.name))
+            vals += (8, a._arg_addr)
+            if buffers is None:
+                buffers = [a]
+            else:
+                buffers.append(a)
+        elif kind == 2:  # a ctypes scalar, structure or array: its bytes
+            vals += (_sizeof(a), _addressof(a))
+        elif kind == 3:
+            vals += (a.nbytes, 0)
+        elif kind == 4:  # a numpy scalar: its bytes, its width
+            raw = a.tobytes()
+            b = ctypes.create_string_buffer(raw, len(raw))
+            keep = (keep or []) + [b]  # alive until the call
+            vals += (len(raw), _addressof(b))
+        elif kind == 5:
+            raise _python_scalar_hint(i, a, kernel)
+        else:
+            raise InvalidArgument("zex: argument %d of kernel '%s' is a %s: pass a ctypes scalar or structure, "
+                                  "a zex.SharedBuffer or zex.local(nbytes)" % (i, kernel.name, type(a).__name__))
+    arr = _arg_struct(len(args)).pack(*vals)  # bytes: C reads them in place
+    return arr, buffers, keep
+
+
+def _keep_in_use(refs, kernel, buffers):
+    """Marks the kernel and buffers of a launch in use (their close() and free() refuse) until the
+    owner of `refs` (a stream's synchronize, a graph's close) releases them."""
+    if id(kernel) not in refs:
+        refs[id(kernel)] = kernel
+        kernel._cell.inflight += 1
+    if buffers:
+        for b in buffers:
+            if id(b) not in refs:
+                refs[id(b)] = b
+                b._cell.inflight += 1
+
+
 _FILES = {}  # co_filename -> its bytes, kept for the process's life: zex keeps the pointer (launch_at)
+
+
+def _file_bytes(name):
+    b = _FILES[name] = name.encode("utf-8", "surrogateescape")
+    return b
 
 
 class Stream(_Handle):
@@ -149,55 +202,16 @@ class Stream(_Handle):
         except (KeyError, TypeError):
             cfg = _config(groups, group_size, debug_level)
         n = len(args)
-        buffers = keep = None
         if n:
-            vals = []  # zex_arg_t[n] as size, value, size, value, ...
-            for i, a in enumerate(args):
-                kind = _ARG_KIND.get(type(a))
-                if kind is None:
-                    kind = _arg_kind(type(a))
-                if kind == 1:  # SharedBuffer: its pointer
-                    if a._cell.handle is None:
-                        raise InvalidState("zex: argument %d of kernel '%s' is a freed SharedBuffer" % (i, kernel.name))
-                    vals += (8, a._arg_addr)
-                    if buffers is None:
-                        buffers = [a]
-                    else:
-                        buffers.append(a)
-                elif kind == 2:  # a ctypes scalar, structure or array: its bytes
-                    vals += (_sizeof(a), _addressof(a))
-                elif kind == 3:
-                    vals += (a.nbytes, 0)
-                elif kind == 4:  # a numpy scalar: its bytes, its width
-                    raw = a.tobytes()
-                    b = ctypes.create_string_buffer(raw, len(raw))
-                    keep = (keep or []) + [b]  # alive until the call
-                    vals += (len(raw), _addressof(b))
-                elif kind == 5:
-                    raise _python_scalar_hint(i, a, kernel)
-                else:
-                    raise InvalidArgument("zex: argument %d of kernel '%s' is a %s: pass a ctypes scalar or structure, "
-                                          "a zex.SharedBuffer or zex.local(nbytes)" % (i, kernel.name, type(a).__name__))
-            arr = _arg_struct(n).pack(*vals)  # bytes: C reads them in place
+            arr, buffers, keep = _pack_args(kernel, args)
         else:
-            arr = None
+            arr = buffers = keep = None
         f = sys._getframe(1)
-        fn = f.f_code.co_filename
-        file = _FILES.get(fn)
-        if file is None:
-            file = _FILES[fn] = fn.encode("utf-8", "surrogateescape")
+        file = _FILES.get(f.f_code.co_filename) or _file_bytes(f.f_code.co_filename)
         r = self._launch(h, kh, cfg, n, arr, file, f.f_lineno)
         if r:
             _raise_last(r, self._lib)
-        refs = self._cell.refs
-        if id(kernel) not in refs:
-            refs[id(kernel)] = kernel
-            kernel._cell.inflight += 1
-        if buffers:
-            for b in buffers:
-                if id(b) not in refs:
-                    refs[id(b)] = b
-                    b._cell.inflight += 1
+        _keep_in_use(self._cell.refs, kernel, buffers)
 
     def _release(self):
         refs = self._cell.refs
@@ -380,4 +394,17 @@ def _kernel_exception(lib, e):
     r = lib.zex_exception_info(e, _byref(info))
     if r:
         _raise_last(r, lib)
-    return KernelException(_text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)), **L.exception_attributes(info))
+    exc = KernelException(_text(lib.zex_exception_message_for(e, L.LANGUAGE_PYTHON)), **L.exception_attributes(info))
+    count = getattr(lib, "zex_exception_other_count", None)
+    n = count(e) if count is not None else 0
+    if n:  # a graph queue's other throwing executions: each its own handle, converted and destroyed here
+        for i in range(n):
+            other = _c_void_p()
+            r = lib.zex_exception_other(e, i, _byref(other))
+            if r:
+                _raise_last(r, lib)
+            try:
+                exc.others.append(_kernel_exception(lib, other.value))
+            finally:
+                lib.zex_exception_destroy(other.value)
+    return exc

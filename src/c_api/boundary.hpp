@@ -85,6 +85,8 @@ struct zex_exception_s {
   // zex_exception_* accessor reads. The handle is never copied or moved, so the pointers stay valid.
   zex_exception_info_t view;
   std::vector<zex_exception_frame_t> frames;
+  // A graph queue's other kept reports (KernelException::others(), bounded by Graph::kMaxKept).
+  std::vector<zex::KernelExceptionInfo> others;
 };
 
 struct zex_slot_s {
@@ -139,6 +141,18 @@ inline zex_result_t null_argument(const char* function, const char* parameter) n
   return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
 }
 
+// zex_stream_set_language, zex_graph_set_language: `language` into `lang`, or INVALID_ARGUMENT.
+inline zex_result_t set_language(const char* function, zex::Language& lang, zex_language_t language) noexcept {
+  const int l = static_cast<int>(language);
+  if (l < 0 || l > static_cast<int>(zex::Language::Julia)) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "zex: %s: %d is not a zex_language_t", function, l);
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+  }
+  lang = static_cast<zex::Language>(l);
+  return ok();
+}
+
 #define ZEX_REQUIRE(p)                                      \
   do {                                                      \
     if (__builtin_expect((p) == nullptr, 0)) return null_argument(__func__, #p); \
@@ -146,7 +160,10 @@ inline zex_result_t null_argument(const char* function, const char* parameter) n
 
 // A thrown kernel exception as a result: the handle to `out` (if wanted), the C text as the last
 // error (c_api.cpp).
-zex_result_t kernel_exception(const zex::KernelExceptionInfo& info, zex_exception_t* out);
+// A new exception handle for `info` (c_api.cpp). @throws std::bad_alloc
+zex_exception_s* make_exception(const zex::KernelExceptionInfo& info);
+zex_result_t kernel_exception(const zex::KernelExceptionInfo& info, zex_exception_t* out,
+                              const std::vector<zex::KernelExceptionInfo>* others = nullptr);
 
 // Runs `f` (which returns a zex_result_t and records its own errors) with every exception caught:
 // nothing may unwind into C. The order matters: std::out_of_range is a std::logic_error but means a
@@ -186,7 +203,7 @@ zex_result_t guard_raising(zex_exception_t* exception_out, F&& f) noexcept {
     try {
       f();
     } catch (const zex::KernelException& e) {
-      return kernel_exception(e.info(), exception_out);
+      return kernel_exception(e.info(), exception_out, &e.others());
     }
     return ZEX_SUCCESS;
   });

@@ -66,9 +66,11 @@ zex_exception_s* make_exception(const zex::KernelExceptionInfo& info) {
   return e.release();
 }
 
-zex_result_t kernel_exception(const zex::KernelExceptionInfo& info, zex_exception_t* out) {
+zex_result_t kernel_exception(const zex::KernelExceptionInfo& info, zex_exception_t* out,
+                              const std::vector<zex::KernelExceptionInfo>* others) {
   if (out) {
     *out = make_exception(info);
+    if (others) (*out)->others = *others;
     return fail(ZEX_ERROR_KERNEL_EXCEPTION, (*out)->messages[static_cast<int>(zex::Language::C)].c_str());
   }
   return fail(ZEX_ERROR_KERNEL_EXCEPTION, zex::format_kernel_exception(info, zex::Language::C).c_str());

@@ -25,6 +25,11 @@ zex_result_t zex_graph_adopt(zex_device_t device, ze_command_list_handle_t list,
   });
 }
 
+zex_result_t zex_graph_set_language(zex_graph_t graph, zex_language_t language) {
+  ZEX_REQUIRE(graph);
+  return set_language(__func__, graph->lang, language);
+}
+
 zex_result_t zex_graph_launch_at(zex_graph_t graph, zex_kernel_t kernel, const zex_launch_config_t* config,
                                  uint32_t num_args, const zex_arg_t* args, const char* file, uint32_t line) {
   ZEX_REQUIRE(graph);
@@ -120,3 +125,21 @@ int zex_exception_execution(zex_exception_t e, uint64_t* index_out) {
 }
 
 uint64_t zex_exception_executions_thrown(zex_exception_t e) { return e ? e->view.executions_thrown : 0; }
+
+uint32_t zex_exception_other_count(zex_exception_t e) { return e ? static_cast<uint32_t>(e->others.size()) : 0; }
+
+zex_result_t zex_exception_other(zex_exception_t e, uint32_t i, zex_exception_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(e);
+  if (i >= e->others.size()) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "zex: zex_exception_other: index %u, but the exception keeps %zu other report(s)", i,
+                  e->others.size());
+    return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
+  }
+  return guard([&] {
+    *out = make_exception(e->others[i]);
+    return ZEX_SUCCESS;
+  });
+}

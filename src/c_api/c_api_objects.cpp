@@ -191,14 +191,7 @@ void zex_stream_destroy(zex_stream_t stream) { delete stream; }  // ~Stream neve
 
 zex_result_t zex_stream_set_language(zex_stream_t stream, zex_language_t language) {
   ZEX_REQUIRE(stream);
-  const int l = static_cast<int>(language);
-  if (l < 0 || l > static_cast<int>(zex::Language::Julia)) {
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "zex: zex_stream_set_language: %d is not a zex_language_t", l);
-    return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
-  }
-  stream->lang = static_cast<zex::Language>(l);
-  return ok();
+  return set_language(__func__, stream->lang, language);
 }
 
 static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel_t kernel,

@@ -33,6 +33,9 @@ void test_graphs(Env* e) {
   throw_args[2].value = &len;
   REQUIRE_OK(zex_graph_create(e->dev, "cstep", &g));
   CHECK(zex_graph_handle(g) != NULL);
+  CHECK(zex_graph_set_language(g, (zex_language_t)9) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(zex_last_error_message(), "zex_graph_set_language: 9 is not a zex_language_t"));
+  CHECK(zex_graph_set_language(NULL, ZEX_LANGUAGE_C) == ZEX_ERROR_INVALID_ARGUMENT);
   REQUIRE_OK(zex_graph_launch(g, count, &one, 1, count_args));
   REQUIRE_OK(zex_graph_launch(g, plan_throw, &four, 3, throw_args));
   CHECK(zex_graph_launch(g, plan_throw, &four, 2, throw_args) == ZEX_ERROR_INVALID_ARGUMENT);  /* count */
@@ -59,9 +62,22 @@ void test_graphs(Env* e) {
       uint32_t file_line = 0;
       CHECK(zex_exception_launch_site(ex, NULL, &file_line) == 1 && file_line > 0);
     }
+    /* The other throwing execution, 7, as its own handle; nothing beyond it. */
+    CHECK(zex_exception_other_count(ex) == 1);
+    {
+      zex_exception_t other = NULL, none = (zex_exception_t)1;
+      CHECK(zex_exception_other(ex, 0, &other) == ZEX_SUCCESS && other != NULL);
+      CHECK(zex_exception_execution(other, &index) == 1 && index == 7);
+      CHECK(contains(zex_exception_message(other), "in execution 7 of graph 'cstep'"));
+      zex_exception_destroy(other);
+      CHECK(zex_exception_other(ex, 1, &none) == ZEX_ERROR_INVALID_ARGUMENT && none == NULL);
+      CHECK(contains(zex_last_error_message(), "index 1, but the exception keeps 1 other report"));
+      CHECK(zex_exception_other(ex, 0, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+    }
     zex_exception_destroy(ex);
     ex = NULL;
   }
+  CHECK(zex_exception_other_count(NULL) == 0);
   CHECK(counter[0] == len);
   /* Reusable, and a stream's exception has no execution. */
   for (i = 0; i < len; ++i) plan[i] = 0;
