@@ -57,17 +57,22 @@ class Graph {
   /// @throws std::invalid_argument, ZeError as Stream::launch; std::logic_error once closed
   template <class... Args>
   void launch(const Kernel& kernel, LaunchAt at, const Args&... args) {
-    const LaunchConfig& cfg = at.cfg;
-    const int level = level_for(cfg.debug_level);
-    Kernel::State& ks = kernel.live();
-    detail::LockGuard lock(ks.mu);
-    Kernel::Level& l = begin_launch(kernel, ks, level, sizeof...(Args), cfg);
-    const uint8_t* kinds = ks.param_kinds.data();
-    (void)kinds;
-    uint32_t i = 0;
-    (void)i;
-    ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
-    append_launch(kernel, ks, l, level, static_cast<uint32_t>(sizeof...(Args)), cfg.groups, at.file, at.line);
+    try {
+      const LaunchConfig& cfg = at.cfg;
+      const int level = level_for(cfg.debug_level);
+      Kernel::State& ks = kernel.live();
+      detail::LockGuard lock(ks.mu);
+      Kernel::Level& l = begin_launch(kernel, ks, level, sizeof...(Args), cfg);
+      const uint8_t* kinds = ks.param_kinds.data();
+      (void)kinds;
+      uint32_t i = 0;
+      (void)i;
+      ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
+      append_launch(kernel, ks, l, level, static_cast<uint32_t>(sizeof...(Args)), cfg.groups, at.file, at.line);
+    } catch (...) {
+      recording_failed(kernel);
+      throw;
+    }
   }
 
   /// launch() with arguments known only at run time (the C API, bindings): `count` arguments, each
@@ -77,24 +82,35 @@ class Graph {
   template <class Arg>
   void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Arg* args, size_t count,
                    const char* file = nullptr, uint32_t line = 0, Language lang = Language::Cpp) {
-    const int level = level_for(cfg.debug_level);
-    Kernel::State& ks = kernel.live();
-    detail::LockGuard lock(ks.mu);
-    Kernel::Level& l = begin_launch(kernel, ks, level, count, cfg, lang);
-    const uint32_t n = static_cast<uint32_t>(count);
-    for (uint32_t i = 0; i < n; ++i) {
-      ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
-      if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
+    try {
+      const int level = level_for(cfg.debug_level);
+      Kernel::State& ks = kernel.live();
+      detail::LockGuard lock(ks.mu);
+      Kernel::Level& l = begin_launch(kernel, ks, level, count, cfg, lang);
+      const uint32_t n = static_cast<uint32_t>(count);
+      for (uint32_t i = 0; i < n; ++i) {
+        ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
+        if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
+      }
+      append_launch(kernel, ks, l, level, n, cfg.groups, file, file ? line : 0);
+    } catch (...) {
+      recording_failed(kernel);
+      throw;
     }
-    append_launch(kernel, ks, l, level, n, cfg.groups, file, file ? line : 0);
   }
 
   /// Ends the recording: the epilogue (a barrier and zex's one-work-item launch), then
   /// zeCommandListClose. Idempotent.
-  /// @throws ZeError if the append or the close fails
+  /// @throws ZeError if the append or the close fails; the first error of a failed recording (below)
   void close();
   /// True once close() succeeded.
   bool closed() const;
+  /// Recording errors are kept: once a launch() (or close()) fails, whatever the reason (a bad
+  /// argument, an out-of-memory append, an injected fault), that call throws as usual and the graph
+  /// records nothing more; every later launch(), close() and Queue::execute() throws the first error
+  /// again, of the same type (a ZeError keeps its result and call), its message naming the graph, the
+  /// launch and the kernel. Record a new Graph. The runtime's own appends to handle() are its own.
+  bool recording_failed() const;
 
   /// The regular command list (for a runtime's own appends while recording, ordered with the graph's
   /// launches; and for interop).
@@ -126,6 +142,9 @@ class Graph {
                               Language lang = Language::Cpp);
   void append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n, const Dim3& g,
                      const char* file, uint32_t line);
+  // In launch()'s catch: keeps the current exception, annotated, as the graph's recording failure
+  // (nothing if the graph is closed, moved from, or failed already). Never throws.
+  void recording_failed(const Kernel& kernel) noexcept;
 
   std::shared_ptr<State> s_;
 };

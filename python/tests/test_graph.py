@@ -167,14 +167,19 @@ def test_misuse(ctx, dev, mod, queue):
         zex.Graph(dev, 3)
     g = zex.Graph(dev, "misuse")
     with pytest.raises(zex.InvalidArgument, match="takes a zex.Kernel"):
-        g.launch("vadd", 1, 1)
-    # The launch's own checks, in Python's words (the debug_level= keyword).
-    with pytest.raises(zex.InvalidArgument, match="debug_level"):
-        g.launch(vadd, 1, 1, ctx.alloc_shared(4), ctx.alloc_shared(4), ctx.alloc_shared(4), u32(1), debug_level=7)
-    with pytest.raises(zex.InvalidArgument, match="vadd"):
-        g.launch(vadd, 1, 1, u32(1))  # argument count
+        g.launch("vadd", 1, 1)  # refused by Python before zex sees it: the recording goes on
     with pytest.raises(zex.InvalidState, match="not closed"):
         queue.execute(g)
+    # A recording error is kept (the launch's own checks, in Python's words): the graph refuses
+    # everything after it with that error.
+    bad = zex.Graph(dev, "bad")
+    with pytest.raises(zex.InvalidArgument, match="debug_level"):
+        bad.launch(vadd, 1, 1, ctx.alloc_shared(4), ctx.alloc_shared(4), ctx.alloc_shared(4), u32(1), debug_level=7)
+    for call in (lambda: bad.launch(vadd, 1, 1, u32(1)), bad.finalize, lambda: queue.execute(bad)):
+        with pytest.raises(zex.InvalidArgument, match="recording launch 1 \\(kernel 'vadd'\\) of graph 'bad' failed"):
+            call()
+    bad.close()
+    g.launch(mod.kernel("count_execution"), 1, 1, ctx.alloc_shared(64))
     g.finalize()
     g.finalize()  # idempotent
     with pytest.raises(zex.InvalidState, match="closed"):

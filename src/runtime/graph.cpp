@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -76,6 +78,9 @@ struct Graph::State {
   ze_command_list_handle_t list = nullptr;
   bool owned = true;
   bool closed = false;
+  // The first recording failure, annotated (Graph::recording_failed): launch(), close() and
+  // Queue::execute() rethrow it.
+  std::exception_ptr failed;
   bool appended = false;  // a launch was recorded: the next one gets a barrier first
   uint64_t next_id = 1;
   Record record;  // every launch of the graph, for as long as the graph lives
@@ -241,6 +246,7 @@ int Graph::level_for(int requested) const {
 Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg,
                                    Language lang) {
   State& g = live();
+  if (g.failed) std::rethrow_exception(g.failed);
   if (g.closed)
     throw LogicError("zex::Graph::launch: " + std::string(g.name.empty() ? "the graph" : "graph '" + g.name + "'") +
                      " is closed; record every launch before close(), or record a new zex::Graph");
@@ -277,12 +283,68 @@ void Graph::append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level
   g.record.start(State::Record::Run{id, level, kernel.state_, file, line, {l.group[0], l.group[1], l.group[2]}});
 }
 
+namespace {
+
+// The first failure of a recording as close(), execute() and later launches rethrow it: the same type,
+// the message saying where the recording stopped (`step`) and what to do.
+std::exception_ptr annotated(std::exception_ptr e, const std::string& graph, const std::string& step) {
+  const std::string where = step + " of " + (graph.empty() ? std::string("a zex::Graph") : "graph '" + graph + "'");
+  const std::string then = "the graph recorded nothing after it and cannot be closed or executed: record a new zex::Graph";
+  auto text = [&](const char* what) { return "zex::Graph: " + where + " failed, so " + then + ". The failure: " + what; };
+  try {
+    std::rethrow_exception(e);
+  } catch (const ZeError& z) {
+    return std::make_exception_ptr(ZeError(z.shared_device_report(), z.result(), z.call(), where + "; " + then));
+  } catch (const std::bad_alloc&) {
+    return std::current_exception();
+  } catch (const std::invalid_argument& x) {
+    return std::make_exception_ptr(InvalidArgument(text(x.what())));
+  } catch (const std::out_of_range& x) {
+    return std::make_exception_ptr(OutOfRange(text(x.what())));
+  } catch (const std::logic_error& x) {
+    return std::make_exception_ptr(LogicError(text(x.what())));
+  } catch (const std::exception& x) {
+    return std::make_exception_ptr(RuntimeError(text(x.what())));
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+}  // namespace
+
+void Graph::recording_failed(const Kernel& kernel) noexcept {
+  if (!s_ || s_->closed || s_->failed) return;
+  State& g = *s_;
+  try {
+    const Kernel::State* ks = kernel.state_.get();
+    g.failed = annotated(std::current_exception(), g.name,
+                         "recording launch " + std::to_string(g.next_id) +
+                             (ks && ks->name ? " (kernel '" + *ks->name + "')" : std::string()));
+  } catch (...) {  // no memory for the message: keep the failure itself
+    g.failed = std::current_exception();
+  }
+}
+
+bool Graph::recording_failed() const { return static_cast<bool>(live().failed); }
+
 void Graph::close() {
   State& g = live();
   std::lock_guard<std::mutex> lock(g.mu);
+  if (g.failed) std::rethrow_exception(g.failed);
   if (g.closed) return;
-  g.append_epilogue();
-  check(zeCommandListClose(g.list), "zeCommandListClose", "closing a zex::Graph");
+  try {
+    g.append_epilogue();
+    check(zeCommandListClose(g.list), "zeCommandListClose", "closing a zex::Graph");
+  } catch (...) {
+    // A retry would append a second epilogue after whatever part of the first got in.
+    std::exception_ptr e = std::current_exception();
+    try {
+      g.failed = annotated(e, g.name, "closing the recording");
+    } catch (...) {
+      g.failed = e;
+    }
+    throw;
+  }
   g.closed = true;
 }
 
@@ -355,6 +417,7 @@ void Queue::execute(Graph& graph) {
   std::lock_guard<std::mutex> glock(g.mu);
   // The graph as the refusals below name it: built only when one is raised, not on every execution.
   auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
+  if (g.failed) std::rethrow_exception(g.failed);
   if (!g.closed) throw LogicError("zex::Queue::execute: " + which() + " is not closed; call close() after recording it");
   if (g.dev != q.dev)
     throw LogicError("zex::Queue::execute: " + which() + " was recorded for another device than the queue's");

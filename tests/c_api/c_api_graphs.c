@@ -38,7 +38,19 @@ void test_graphs(Env* e) {
   CHECK(zex_graph_set_language(NULL, ZEX_LANGUAGE_C) == ZEX_ERROR_INVALID_ARGUMENT);
   REQUIRE_OK(zex_graph_launch(g, count, &one, 1, count_args));
   REQUIRE_OK(zex_graph_launch(g, plan_throw, &four, 3, throw_args));
-  CHECK(zex_graph_launch(g, plan_throw, &four, 2, throw_args) == ZEX_ERROR_INVALID_ARGUMENT);  /* count */
+  {  /* A failed recording is kept: the wrong count, then close and execute refuse with that error. */
+    zex_graph_t bad = NULL;
+    zex_queue_t bq = NULL;
+    REQUIRE_OK(zex_graph_create(e->dev, "bad", &bad));
+    CHECK(zex_graph_launch(bad, plan_throw, &four, 2, throw_args) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(zex_graph_close(bad) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(zex_last_error_message(), "recording launch 1 (kernel 'plan_throw') of graph 'bad' failed"));
+    REQUIRE_OK(zex_queue_create(e->dev, &bq));
+    CHECK(zex_queue_execute(bq, bad) == ZEX_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(zex_last_error_message(), "record a new zex::Graph"));
+    zex_queue_destroy(bq);
+    zex_graph_destroy(bad);
+  }
   REQUIRE_OK(zex_queue_create(e->dev, &q));
   CHECK(zex_queue_execute(q, g) == ZEX_ERROR_INVALID_STATE); /* not closed */
   CHECK(contains(zex_last_error_message(), "not closed"));

@@ -278,3 +278,143 @@ TEST(Graph, OutlivesItsQueue) {
 }
 
 }  // namespace
+
+namespace {
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// After a recording failure: every later launch, close() and execute() throws `E` naming the failure;
+// nothing was executed. Returns the message close() gave.
+template <class E>
+std::string expect_failed_recording(zex::Graph& g, zex::Kernel& count, uint32_t* counter) {
+  EXPECT_TRUE(g.recording_failed());
+  std::string m;
+  try {
+    g.close();
+    ADD_FAILURE() << "close() after a failed recording did not throw";
+  } catch (const E& e) {
+    m = e.what();
+  }
+  EXPECT_THROW(g.launch(count, cfg1d(1, 1), counter), E);
+  EXPECT_THROW(g.close(), E);  // every time: a retry would append a second epilogue
+  zex::Queue q(env().dev);
+  try {
+    q.execute(g);
+    ADD_FAILURE() << "execute() of a failed recording did not throw";
+  } catch (const E& e) {
+    EXPECT_EQ(std::string(e.what()), m);
+  }
+  EXPECT_FALSE(g.closed());
+  EXPECT_EQ(g.executions(), 0u);
+  q.synchronize();
+  return m;
+}
+
+// zex still records and runs a new graph.
+void expect_a_new_graph_runs(zex::Kernel& count, Usm<uint32_t>& counter) {
+  counter[0] = 0;
+  zex::Graph g(env().dev, "after");
+  g.launch(count, cfg1d(1, 1), counter.get());
+  g.close();
+  zex::Queue q(env().dev);
+  q.execute(g);
+  q.execute(g);
+  q.synchronize();
+  EXPECT_EQ(counter[0], 2u);
+}
+
+}  // namespace
+
+TEST(Graph, RecordingErrorsAreKeptAndRefuseCloseAndExecute) {
+  zex::Kernel count = env().mod.kernel("count_execution");
+  Usm<uint32_t> counter(1);
+  counter[0] = 0;
+  {  // a bad argument (debug level) in the second launch
+    zex::Graph g(env().dev, "rec");
+    g.launch(count, cfg1d(1, 1), counter.get());
+    EXPECT_FALSE(g.recording_failed());
+    EXPECT_THROW(g.launch(count, cfg1d(1, 1, 7), counter.get()), std::invalid_argument);
+    const std::string m = expect_failed_recording<zex::InvalidArgument>(g, count, counter.get());
+    EXPECT_TRUE(has(m, "zex::Graph: recording launch 2 (kernel 'count_execution') of graph 'rec' failed")) << m;
+    EXPECT_TRUE(has(m, "record a new zex::Graph")) << m;
+    EXPECT_TRUE(has(m, "debug_level 7")) << m;  // the first error itself
+  }
+  {  // the wrong argument count, first launch, unnamed graph
+    zex::Graph g(env().dev);
+    EXPECT_THROW(g.launch(count, cfg1d(1, 1)), std::invalid_argument);
+    const std::string m = expect_failed_recording<zex::InvalidArgument>(g, count, counter.get());
+    EXPECT_TRUE(has(m, "recording launch 1 (kernel 'count_execution') of a zex::Graph failed")) << m;
+  }
+  {  // a kernel of a moved-from handle
+    zex::Graph g(env().dev, "moved");
+    zex::Kernel k = env().mod.kernel("count_execution");
+    zex::Kernel k2 = std::move(k);
+    EXPECT_THROW(g.launch(k, cfg1d(1, 1), counter.get()), std::logic_error);  // NOLINT: moved from
+    expect_failed_recording<zex::LogicError>(g, k2, counter.get());
+  }
+  {  // launching after a successful close is refused but fails nothing
+    zex::Graph g(env().dev, "closed");
+    g.launch(count, cfg1d(1, 1), counter.get());
+    g.close();
+    EXPECT_THROW(g.launch(count, cfg1d(1, 1), counter.get()), std::logic_error);
+    EXPECT_FALSE(g.recording_failed());
+    zex::Queue q(env().dev);
+    q.execute(g);
+    q.synchronize();
+  }
+  EXPECT_EQ(counter[0], 1u);  // only the last graph ran
+  expect_a_new_graph_runs(count, counter);
+}
+
+// Injected failures (ZEX_CPU_FAIL, tests/runtime/CMakeLists.txt): the graph's second append, or its
+// close, fails; the ZeError is kept with its call and result.
+TEST(GraphFaults, AFailedAppendIsKept) {
+  if (!zex_test::fault_run("graph_append"))
+    GTEST_SKIP() << "runs in the CTest entry zex_tests_fault_graph_append (zeCommandListAppendLaunchKernel:2 fails)";
+  zex::Kernel count = env().mod.kernel("count_execution");
+  Usm<uint32_t> counter(1);
+  zex::Graph g(env().dev, "oom");
+  g.launch(count, cfg1d(1, 1), counter.get());
+  try {
+    g.launch(count, cfg1d(1, 1), counter.get());
+    FAIL() << "the second zeCommandListAppendLaunchKernel did not fail";
+  } catch (const zex::ZeError& e) {
+    EXPECT_EQ(e.call(), "zeCommandListAppendLaunchKernel");
+  }
+  const std::string m = expect_failed_recording<zex::ZeError>(g, count, counter.get());
+  EXPECT_TRUE(has(m, "zeCommandListAppendLaunchKernel failed with ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY")) << m;
+  EXPECT_TRUE(has(m, "recording launch 2 (kernel 'count_execution') of graph 'oom'")) << m;
+  try {
+    g.close();
+  } catch (const zex::ZeError& e) {
+    EXPECT_EQ(e.call(), "zeCommandListAppendLaunchKernel");
+    EXPECT_EQ(e.result(), ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
+  }
+  expect_a_new_graph_runs(count, counter);
+}
+
+TEST(GraphFaults, AFailedCloseIsKept) {
+  if (!zex_test::fault_run("graph_close"))
+    GTEST_SKIP() << "runs in the CTest entry zex_tests_fault_graph_close (zeCommandListClose:1 fails)";
+  zex::Kernel count = env().mod.kernel("count_execution");
+  Usm<uint32_t> counter(1);
+  zex::Graph g(env().dev, "shut");
+  g.launch(count, cfg1d(1, 1), counter.get());
+  try {
+    g.close();
+    FAIL() << "the first zeCommandListClose did not fail";
+  } catch (const zex::ZeError& e) {
+    EXPECT_EQ(e.call(), "zeCommandListClose");
+  }
+  EXPECT_TRUE(g.recording_failed());
+  zex::Queue q(env().dev);
+  try {
+    q.execute(g);
+    FAIL() << "execute() of a graph whose close failed did not throw";
+  } catch (const zex::ZeError& e) {
+    EXPECT_EQ(e.call(), "zeCommandListClose");
+    EXPECT_TRUE(has(e.what(), "closing the recording of graph 'shut'")) << e.what();
+  }
+  EXPECT_THROW(g.close(), zex::ZeError);
+  expect_a_new_graph_runs(count, counter);
+}
