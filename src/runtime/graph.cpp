@@ -313,8 +313,10 @@ std::exception_ptr annotated(std::exception_ptr e, const std::string& graph, con
 }  // namespace
 
 void Graph::recording_failed(const Kernel& kernel) noexcept {
-  if (!s_ || s_->closed || s_->failed) return;
+  if (!s_) return;
   State& g = *s_;
+  std::lock_guard<std::mutex> lock(g.mu);  // execute() reads `failed` under it, from any thread
+  if (g.closed || g.failed) return;
   try {
     const Kernel::State* ks = kernel.state_.get();
     g.failed = annotated(std::current_exception(), g.name,

@@ -5,7 +5,9 @@
 //  - CheckedInBounds: the checked copy (ZEX_CHECK_BOUNDS before each computed index, the lengths as
 //    arguments) leaves the same buffers as the unchanged kernel, at debug levels 0, 1 and 2;
 //  - ShrunkBufferThrows: with one buffer's length argument shrunk, the exact KernelException (kernel,
-//    check line, index and length, one thrower, the work-item) at levels 0, 1 and 2.
+//    check line, index and length, one thrower, the work-item) at levels 0, 1 and 2;
+//  - GraphExecutionsEachAccountedFor: the checked copy in a zex::Graph, in bounds and shrunk, executed
+//    five times without a synchronize: every execution's throw with its index (issue 26).
 // Kernels with __local memory and barriers run ShrunkBufferThrows (a throw before a barrier, issue 24
 // item 5) only with ZEX_CORPUS_BARRIER_THROWS=1, which the CTest entry sets unless the CMake option of
 // the same name is OFF.
@@ -18,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -193,6 +196,61 @@ TEST_P(Corpus, ShrunkBufferThrows) {
     s.launch_args(k, corpus::config(c, level), ok.data(), ok.size(), __FILE__, __LINE__);
     s.synchronize();
   }
+}
+
+// The kernel recorded in a zex::Graph (issue 26) and executed many times without a synchronize: once in
+// bounds (one execution leaves the unchanged kernel's buffers), then with the shrunk length after the
+// in-bounds launch, five executions queued back to back: each execution's throw is accounted for, with
+// its index, the check's values and the launch site; the graph is reusable after.
+TEST_P(Corpus, GraphExecutionsEachAccountedFor) {
+  const Case& c = GetParam();
+  const auto raw = run_raw(c);
+  SKIP_IF_KNOWN(c.known_issue);
+  SKIP_IF_KNOWN(c.checked_issue);
+  zex::Kernel k = modules().get(paths().checked(c)).kernel(c.kernel);
+  const std::vector<uint32_t> full = corpus::lengths(c);
+  {
+    corpus::Buffers b(env().ctx, env().dev, c);
+    zex::Graph g(env().dev, c.kernel);
+    const auto args = corpus::checked_args(c, b, full);
+    g.launch_args(k, corpus::config(c, 1), args.data(), args.size(), __FILE__, __LINE__);
+    g.close();
+    zex::Queue q(env().dev);
+    q.execute(g);
+    q.synchronize();
+    EXPECT_EQ(first_difference(raw, snapshot(c, b)), "") << "unchanged (raw Level Zero) vs checked in a zex::Graph";
+  }
+  if (c.barriers && !env_on("ZEX_CORPUS_BARRIER_THROWS")) return;  // as ShrunkBufferThrows
+  std::vector<uint32_t> n = full;
+  n.at(static_cast<size_t>(c.shrink.buffer)) = static_cast<uint32_t>(c.shrink.length);
+  corpus::Buffers b(env().ctx, env().dev, c);
+  zex::Graph g(env().dev, c.kernel);
+  const auto ok = corpus::checked_args(c, b, full);
+  const auto shrunk = corpus::checked_args(c, b, n);
+  g.launch_args(k, corpus::config(c, 1), ok.data(), ok.size(), __FILE__, __LINE__);
+  const uint32_t site = __LINE__ + 1;
+  g.launch_args(k, corpus::config(c, 1), shrunk.data(), shrunk.size(), __FILE__, __LINE__);
+  g.close();
+  zex::Queue q(env().dev);
+  constexpr uint64_t kRuns = 5;
+  for (uint64_t e = 0; e < kRuns; ++e) q.execute(g);
+  auto ex = zex_test::expect_kernel_exception([&] { q.synchronize(); });
+  EXPECT_EQ(ex.executions_thrown(), kRuns) << ex.what();
+  std::vector<zex::KernelExceptionInfo> all{ex.info()};
+  all.insert(all.end(), ex.others().begin(), ex.others().end());
+  ASSERT_EQ(all.size(), kRuns) << ex.what();
+  for (uint64_t e = 0; e < kRuns; ++e) {
+    const zex::KernelExceptionInfo& i = all[e];
+    EXPECT_EQ(i.execution, std::optional<uint64_t>(e));
+    EXPECT_EQ(i.kernel_name, c.kernel);
+    EXPECT_EQ(i.values, (std::vector<uint64_t>{c.shrink.index, c.shrink.length}));
+    EXPECT_EQ(i.thrower_count, 1u);
+    EXPECT_EQ(i.launch_site ? i.launch_site->line : 0u, site);
+  }
+  // Reusable: the same graph again throws again, from execution 5.
+  q.execute(g);
+  auto again = zex_test::expect_kernel_exception([&] { q.synchronize(); });
+  EXPECT_EQ(again.execution(), std::optional<uint64_t>(kRuns));
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) { return i.param.name(); }
