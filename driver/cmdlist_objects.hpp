@@ -54,6 +54,12 @@ inline ze_result_t check_list(ze_command_list_handle_t h) {
 ze_result_t check_queue_desc(ze_context_handle_t hContext, ze_device_handle_t hDevice,
                              const ze_command_queue_desc_t* desc);
 
+/// zeCommandQueueExecuteCommandLists's checks of the lists (also zeCommandListImmediateAppendCommandListsExp's).
+ze_result_t check_lists_to_execute(uint32_t n, const ze_command_list_handle_t* lists);
+ze_result_t ZE_APICALL zeCommandListImmediateAppendCommandListsExp(ze_command_list_handle_t, uint32_t,
+                                                                  ze_command_list_handle_t*, ze_event_handle_t,
+                                                                  uint32_t, ze_event_handle_t*);
+
 // --- command_list.cpp ---------------------------------------------------------------------------------
 
 /// Checks the list and the events of an append and builds its command (without a body).

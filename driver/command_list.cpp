@@ -217,6 +217,11 @@ void* extension_function(const char* name) {
   bool hidden = hide != nullptr && *hide != '\0' && std::strcmp(hide, "0") != 0;
   if (std::strcmp(name, "zeCommandListHostSynchronize") == 0 && !hidden)
     return reinterpret_cast<void*>(&zeCommandListHostSynchronize);
+  // ZEX_CPU_NO_IMMEDIATE_APPEND=1 hides spec 1.9's immediate append the same way.
+  const char* no_append = std::getenv("ZEX_CPU_NO_IMMEDIATE_APPEND");
+  const bool append_hidden = no_append != nullptr && *no_append != '\0' && std::strcmp(no_append, "0") != 0;
+  if (std::strcmp(name, "zeCommandListImmediateAppendCommandListsExp") == 0 && !append_hidden)
+    return reinterpret_cast<void*>(&zeCommandListImmediateAppendCommandListsExp);
   void* f = nullptr;
   if (info_log_function(name, &f)) return f;
   return nullptr;

@@ -20,6 +20,17 @@ ze_result_t check_queue_desc(ze_context_handle_t hContext, ze_device_handle_t hD
 
 bool is_command_queue(ze_command_queue_handle_t h) { return h != nullptr && h->magic == kQueueMagic; }
 
+ze_result_t check_lists_to_execute(uint32_t n, const ze_command_list_handle_t* lists) {
+  for (uint32_t i = 0; i < n; ++i) {
+    ze_command_list_handle_t l = lists[i];
+    if (l == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    if (!is_list(l)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (l->immediate) return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
+    if (!l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  }
+  return ZE_RESULT_SUCCESS;
+}
+
 void stop_all_workers() {
   // At a fork() child's exit the workers are the parent's: there are no threads to stop or join.
   if (forked_child()) return;
@@ -87,13 +98,7 @@ ze_result_t ZE_APICALL zeCommandQueueExecuteCommandLists(ze_command_queue_handle
   if (phCommandLists == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (numCommandLists == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
   if (!is_command_queue(hCommandQueue)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  for (uint32_t i = 0; i < numCommandLists; ++i) {
-    ze_command_list_handle_t l = phCommandLists[i];
-    if (l == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    if (!is_list(l)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (l->immediate) return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
-    if (!l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  }
+  ZEXCPU_CHECK(check_lists_to_execute(numCommandLists, phCommandLists));
   if (hFence != nullptr && (!is_fence(hFence) || hFence->queue != hCommandQueue))
     return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
   Job job;
@@ -111,6 +116,50 @@ ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_handle_t hComm
   if (hCommandQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (!is_command_queue(hCommandQueue)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   return after_wait(hCommandQueue->worker.wait_idle(timeout));
+}
+
+/// Spec 1.9's experimental zeCommandListImmediateAppendCommandListsExp, offered through
+/// zeDriverGetExtensionFunctionAddress (the installed loader is older). As NEO's immediate list does
+/// (CommandListCoreFamilyImmediate::appendCommandLists): the wait events first, then the lists in order
+/// with zeCommandQueueExecuteCommandLists's checks, then the signal event, all in the immediate list's
+/// order. Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_SIZE (no lists), INVALID_ARGUMENT
+/// (a regular list in place of the immediate one; a list not closed), INVALID_COMMAND_LIST_TYPE (an
+/// immediate list among the lists), and begin_command's for the events. A synchronous list returns when done.
+ze_result_t ZE_APICALL zeCommandListImmediateAppendCommandListsExp(ze_command_list_handle_t hCommandListImmediate,
+                                                                  uint32_t numCommandLists,
+                                                                  ze_command_list_handle_t* phCommandLists,
+                                                                  ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                                  ze_event_handle_t* phWaitEvents) {
+  ZEXCPU_FAULT_POINT("zeCommandListImmediateAppendCommandListsExp");
+  if (hCommandListImmediate == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (phCommandLists == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (numCommandLists == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+  ze_command_list_handle_t h = hCommandListImmediate;
+  if (!is_list(h) || !h->immediate) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  ZEXCPU_CHECK(check_lists_to_execute(numCommandLists, phCommandLists));
+  // Everything checked and built before the first submission: a refused append submits nothing.
+  std::unique_ptr<Command> before, after;
+  ZEXCPU_CHECK(begin_command(h, nullptr, numWaitEvents, phWaitEvents, &before));
+  ZEXCPU_CHECK(begin_command(h, hSignalEvent, 0, nullptr, &after));
+  Job run;
+  try {
+    run.lists.assign(phCommandLists, phCommandLists + numCommandLists);
+  } catch (const std::bad_alloc&) {
+    return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  if (numWaitEvents > 0) {
+    Job wait;
+    wait.command = std::move(before);
+    ZEXCPU_CHECK(h->worker->submit(std::move(wait)));
+  }
+  ZEXCPU_CHECK(h->worker->submit(std::move(run)));
+  if (hSignalEvent != nullptr) {
+    Job signal;
+    signal.command = std::move(after);
+    ZEXCPU_CHECK(h->worker->submit(std::move(signal)));
+  }
+  if (h->synchronous) return after_wait(h->worker->wait_idle(UINT64_MAX));
+  return ZE_RESULT_SUCCESS;
 }
 
 }  // namespace zexcpu
