@@ -28,6 +28,7 @@ struct DeviceInfo {
   // How streams wait on this driver, chosen once per context (src/runtime/context.cpp, docs/design.md
   // "Waiting"): with a host synchronize and in-order lists, launches carry no event at all.
   ze_newer::CommandListHostSynchronizeFn host_synchronize = nullptr;  // null: wait through events
+  ze_newer::CommandListImmediateAppendFn immediate_append = nullptr;  // null: Stream::execute refuses
   ze_command_queue_flags_t list_flags = 0;  // ZE_COMMAND_QUEUE_FLAG_IN_ORDER where the API has it
   bool lists_in_order = false;              // the flag is set, or the driver is known to be in order
 };

@@ -134,6 +134,7 @@ class Graph {
 
  private:
   friend class Queue;
+  friend class Stream;
   explicit Graph(std::shared_ptr<State> s);
   State& live() const;
   int level_for(int requested) const;

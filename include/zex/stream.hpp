@@ -41,6 +41,8 @@ namespace zex {
 /// newest event, after one signalling barrier if the newest launch did not signal
 /// (WaitPath::kEvents). Either way: one append per launch, one wait per synchronize, nothing copied
 /// when nothing threw.
+class Graph;
+
 class Stream {
  public:
   /// How the stream waits for its launches.
@@ -250,6 +252,17 @@ class Stream {
   /// The most events a stream grows to; past it a launch waits as above (docs/integration.md §7).
   static constexpr uint32_t kMaxEvents = detail::EventRing::kMaxEvents;
 
+  /// Appends one execution of `graph` (closed) to the stream, in order with its launches, through the
+  /// driver's zeCommandListImmediateAppendCommandListsExp (spec 1.9, looked up at run time). Every
+  /// execution is accounted for as on a Queue (docs/design.md, "Graphs"): synchronize() raises the
+  /// graph's throws too, after the stream's own (a throw of the stream's launches is raised first; the
+  /// graphs' then come with the next synchronize()). An Event of the stream does not raise a graph's
+  /// throw. Destroy a graph the stream executed on the stream's thread (its destructor waits for the
+  /// stream), or after the stream's synchronize().
+  /// @throws ZeError (ZE_RESULT_ERROR_UNSUPPORTED_FEATURE when the driver lacks immediate append:
+  ///         execute the graph on a zex::Queue); std::logic_error as Queue::execute
+  void execute(Graph& graph);
+
  private:
   struct Impl {
     using Record = detail::LaunchRecord<Kernel::State>;
@@ -279,6 +292,7 @@ class Stream {
     std::vector<ze_event_handle_t> wait_buf;    // that command's wait list, when it has them
     std::vector<std::shared_ptr<detail::EventState>> held;  // Events wait() joined: alive until waited past
     std::shared_ptr<detail::StreamLink> link;  // what this stream's Events hold: points here until the destructor
+    std::vector<std::shared_ptr<void>> graphs;  // Graph::State of the graphs executed since the last raise (graph.cpp)
 
     explicit Impl(const Device& d);
     Impl(const Impl&) = delete;
@@ -327,7 +341,12 @@ class Stream {
       if (__builtin_expect(!held.empty(), 0) && user_waits.empty()) held.clear();
       if (__builtin_expect(SlabPool::thrown(slot), 0)) raise();
       if (!record.empty()) record.clear();
+      if (__builtin_expect(!graphs.empty(), 0)) raise_graphs();
     }
+    // After a wait: harvests the executed graphs' executions, raises the first throw (graph.cpp).
+    void raise_graphs();
+    // The stream is going: its graphs' executions in flight are nobody's (graph.cpp).
+    void forget_graphs() noexcept;
 
     bool query();
 

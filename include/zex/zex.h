@@ -221,6 +221,10 @@ zex_result_t zex_queue_adopt(zex_device_t device, ze_command_queue_handle_t queu
 /* Submits one execution of `graph` (closed). ZEX_ERROR_INVALID_STATE if it is not closed or has
  * executions in flight on another queue. */
 zex_result_t zex_queue_execute(zex_queue_t queue, zex_graph_t graph);
+/* One execution of a closed graph on a stream, in order with its launches (zex::Stream::execute: the
+ * driver's immediate append, spec 1.9); zex_stream_synchronize raises its throws after the stream's own.
+ * ZEX_ERROR_LEVEL_ZERO with ZE_RESULT_ERROR_UNSUPPORTED_FEATURE when the driver lacks it: use a queue. */
+zex_result_t zex_stream_execute(zex_stream_t stream, zex_graph_t graph);
 /* Waits for every execution submitted; ZEX_ERROR_KERNEL_EXCEPTION and *exception_out (if not NULL) for
  * the first that threw, as zex_stream_synchronize. */
 zex_result_t zex_queue_synchronize(zex_queue_t queue, zex_exception_t* exception_out);

@@ -289,3 +289,20 @@ def test_stream_exceptions_have_no_execution(stream, vadd, ctx):
     with pytest.raises(zex.KernelException) as ei:
         stream.synchronize()
     assert ei.value.execution is None and ei.value.executions_thrown == 0 and ei.value.others == []
+
+
+def test_stream_execute(ctx, dev, mod, stream):
+    s = Step(ctx, dev, mod, 10, "on-stream")
+    try:
+        s.plan_view[4] = 1
+        for _ in range(10):
+            stream.execute(s.graph)
+        with pytest.raises(zex.KernelException) as ei:
+            stream.synchronize()
+        assert ei.value.execution == 4 and ei.value.graph_name == "on-stream" and ei.value.executions_thrown == 1
+        assert s.counter_view[0] == 10
+        with pytest.raises(zex.InvalidArgument, match="takes a zex.Graph"):
+            stream.execute(object())
+        stream.synchronize()
+    finally:
+        s.close()

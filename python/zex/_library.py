@@ -212,6 +212,7 @@ DECLARATIONS = {
     "zex_queue_create": (_res, (_h, _hp)),
     "zex_queue_adopt": (_res, (_h, _h, _hp)),
     "zex_queue_execute": (_res, (_h, _h)),
+    "zex_stream_execute": (_res, (_h, _h)),
     "zex_queue_synchronize": (_res, (_h, _hp)),
     "zex_queue_synchronize_for": (_res, (_h, ctypes.c_uint64, ctypes.POINTER(ctypes.c_int), _hp)),
     "zex_queue_handle": (_h, (_h,)),
@@ -239,7 +240,8 @@ OPTIONAL = {"zex_module_build_log", "zex_last_device_report", "zex_last_device_c
             "zex_last_device_info_log", "zex_last_device_note"}
 # Version node ZEX_1.2 (graphs and queues): a library without them loads; zex.Graph and zex.Queue then
 # raise LibraryVersionError (require()).
-GRAPHS = {name for name in DECLARATIONS if name.startswith(("zex_graph_", "zex_queue_", "zex_exception_other"))}
+GRAPHS = {name for name in DECLARATIONS if name.startswith(("zex_graph_", "zex_queue_", "zex_exception_other"))} | {
+    "zex_stream_execute"}
 OPTIONAL |= GRAPHS
 
 

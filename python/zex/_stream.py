@@ -213,6 +213,26 @@ class Stream(_Handle):
             _raise_last(r, self._lib)
         _keep_in_use(self._cell.refs, kernel, buffers)
 
+    def execute(self, graph):
+        """Appends one execution of a finalized zex.Graph, in order with the stream's launches (the
+        driver's immediate append, Level Zero 1.9; a ZeError with result UNSUPPORTED_FEATURE without it:
+        use a zex.Queue). synchronize() raises its throws after the stream's own. The graph stays alive
+        until then."""
+        h = self._cell.handle
+        if h is None:
+            raise _closed("Stream")
+        from ._graph import Graph
+        if not isinstance(graph, Graph):
+            raise InvalidArgument("zex: Stream.execute takes a zex.Graph, not %s" % type(graph).__name__)
+        L.require_graphs(self._lib)
+        r = self._lib.zex_stream_execute(h, graph._handle())
+        if r:
+            _raise_last(r, self._lib)
+        refs = self._cell.refs
+        if id(graph) not in refs:
+            refs[id(graph)] = graph
+            graph._cell.inflight += 1
+
     def _release(self):
         refs = self._cell.refs
         if refs:

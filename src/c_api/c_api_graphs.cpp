@@ -95,6 +95,15 @@ zex_result_t zex_queue_execute(zex_queue_t queue, zex_graph_t graph) {
   });
 }
 
+zex_result_t zex_stream_execute(zex_stream_t stream, zex_graph_t graph) {
+  ZEX_REQUIRE(stream);
+  ZEX_REQUIRE(graph);
+  return guard([&] {
+    stream->s.execute(graph->g);
+    return ZEX_SUCCESS;
+  });
+}
+
 zex_result_t zex_queue_synchronize(zex_queue_t queue, zex_exception_t* exception_out) {
   if (exception_out) *exception_out = nullptr;
   ZEX_REQUIRE(queue);

@@ -48,6 +48,7 @@ DeviceInfo describe(ze_device_handle_t h, ze_context_handle_t ctx) {
 // Every failure here only means "not offered": streams then wait through events.
 struct WaitSupport {
   ze_newer::CommandListHostSynchronizeFn host_synchronize = nullptr;
+  ze_newer::CommandListImmediateAppendFn immediate_append = nullptr;
   ze_command_queue_flags_t list_flags = 0;
   bool in_order = false;
 };
@@ -75,6 +76,15 @@ WaitSupport wait_support(ze_driver_handle_t driver) {
     void* f = nullptr;
     if (zeDriverGetExtensionFunctionAddress(driver, ze_newer::kHostSynchronizeName, &f) == ZE_RESULT_SUCCESS)
       w.host_synchronize = reinterpret_cast<ze_newer::CommandListHostSynchronizeFn>(f);
+  }
+  // Immediate append (Stream::execute): exported by loaders of API 1.9 on, else the driver's extension.
+  if (api >= ze_newer::kApiImmediateAppend)
+    w.immediate_append = reinterpret_cast<ze_newer::CommandListImmediateAppendFn>(
+        dlsym(RTLD_DEFAULT, ze_newer::kImmediateAppendName));
+  if (!w.immediate_append) {
+    void* f = nullptr;
+    if (zeDriverGetExtensionFunctionAddress(driver, ze_newer::kImmediateAppendName, &f) == ZE_RESULT_SUCCESS)
+      w.immediate_append = reinterpret_cast<ze_newer::CommandListImmediateAppendFn>(f);
   }
   if (api >= ze_newer::kApiInOrder) {
     w.list_flags = ze_newer::kCommandQueueFlagInOrder;
@@ -106,6 +116,7 @@ ContextState::ContextState(ze_driver_handle_t driver, ze_context_handle_t contex
   for (uint32_t i = 0; i < n; ++i) {
     devices_.push_back(describe(hs[i], context));
     devices_.back().host_synchronize = w.host_synchronize;
+    devices_.back().immediate_append = w.immediate_append;
     devices_.back().list_flags = w.list_flags;
     devices_.back().lists_in_order = w.in_order;
   }
@@ -152,6 +163,7 @@ std::vector<const DeviceInfo*> ContextState::sub_devices(const DeviceInfo& d) {
   for (ze_device_handle_t h : hs) {
     described.push_back(describe(h, context_));
     described.back().host_synchronize = d.host_synchronize;
+    described.back().immediate_append = d.immediate_append;
     described.back().list_flags = d.list_flags;
     described.back().lists_in_order = d.lists_in_order;
   }

@@ -92,7 +92,9 @@ struct Graph::State {
   uint64_t executions = 0;  // submitted
   uint64_t harvested_to = 0;  // executions [harvested_to, executions) are in flight
   uint64_t in_flight() const { return executions - harvested_to; }
-  ze_command_queue_handle_t queue = nullptr;  // where the executions in flight are
+  ze_command_queue_handle_t queue = nullptr;  // where the executions in flight are: a Queue's queue,
+  void* stream = nullptr;                     // or a Stream's Impl (Stream::execute), waited for by
+  void (*stream_wait)(void*) = nullptr;       // stream_wait (set by Stream::execute, which may name it)
   bool abandoned = false;                     // the Graph is gone: its throws are nobody's
 
   // Harvested since the last synchronize that raised.
@@ -185,11 +187,18 @@ struct Graph::State {
     while (in_flight()) harvest_one();
   }
 
+  // Waits for the executions in flight, wherever they are.
+  void wait_in_flight() {
+    if (queue)
+      check(zeCommandQueueSynchronize(queue, UINT64_MAX), "zeCommandQueueSynchronize",
+            "waiting for a zex::Graph's executions in flight");
+    else if (stream)
+      stream_wait(stream);
+  }
   // Before another execution: with kMaxInFlight in flight, one wait for their queue, and read them all.
   void make_room() {
     if (in_flight() < kMaxInFlight) return;
-    check(zeCommandQueueSynchronize(queue, UINT64_MAX), "zeCommandQueueSynchronize",
-          "waiting for a zex::Graph's executions in flight (Graph::kMaxInFlight)");
+    wait_in_flight();
     harvest_all();
   }
   // The executions in flight are gone with their queue (which waited for them): nobody reads them.
@@ -197,6 +206,7 @@ struct Graph::State {
     for (uint32_t k = 0; k < kMaxInFlight; ++k) ring->entries[k].report.status = ZEX_STATUS_NONE;
     harvested_to = executions;
     queue = nullptr;
+    stream = nullptr;
     thrown.clear();
     thrown_count = harvested = 0;
   }
@@ -225,7 +235,12 @@ Graph::~Graph() {
   std::lock_guard<std::mutex> lock(s_->mu);
   // What the executions use (the runtime's buffers, the kernels) may go right after the graph: wait for
   // them here. The Queue that executed them still harvests them, and drops their throws.
-  if (s_->in_flight() && s_->queue) zeCommandQueueSynchronize(s_->queue, UINT64_MAX);
+  if (s_->in_flight()) {
+    try {
+      s_->wait_in_flight();
+    } catch (...) {  // a failed wait (a lost device): nothing more to wait for
+    }
+  }
   s_->abandoned = true;
 }
 
@@ -362,6 +377,41 @@ uint64_t Graph::executions() const {
 
 // ---- Queue ---------------------------------------------------------------------------------------
 
+namespace {
+
+// Every execution of the `touched` graphs has finished: harvest them all, then raise the first throw
+// of the first graph that threw, with the other kept reports (of that graph and of the others) as
+// others(). `state` gives a Graph::State* of an element. Clears `touched`.
+template <class Touched, class StateOf>
+void harvest_and_raise(Touched& touched, StateOf state) {
+  std::vector<KernelExceptionInfo> raised;
+  for (const auto& gp : touched) {
+    Graph::State& g = *state(gp);
+    std::lock_guard<std::mutex> glock(g.mu);
+    g.harvest_all();
+    g.queue = nullptr;
+    g.stream = nullptr;
+    if (!g.abandoned && !g.thrown.empty()) {
+      for (KernelExceptionInfo& i : g.thrown) {
+        i.executions_thrown = g.thrown_count;
+        i.executions_synchronized = g.harvested;
+        if (raised.size() <= Graph::kMaxKept) raised.push_back(std::move(i));
+      }
+    }
+    g.thrown.clear();
+    g.thrown_count = 0;
+    g.harvested = 0;
+  }
+  touched.clear();
+  if (!raised.empty()) {
+    KernelExceptionInfo first = std::move(raised.front());
+    raised.erase(raised.begin());
+    throw KernelException(std::move(first), std::move(raised));
+  }
+}
+
+}  // namespace
+
 struct Queue::State {
   Device dev;
   ze_command_queue_handle_t queue = nullptr;
@@ -423,9 +473,9 @@ void Queue::execute(Graph& graph) {
   if (!g.closed) throw LogicError("zex::Queue::execute: " + which() + " is not closed; call close() after recording it");
   if (g.dev != q.dev)
     throw LogicError("zex::Queue::execute: " + which() + " was recorded for another device than the queue's");
-  if (g.queue && g.queue != q.queue)
+  if ((g.queue && g.queue != q.queue) || g.stream)
     throw LogicError("zex::Queue::execute: " + which() +
-                     " has executions in flight on another zex::Queue; synchronize that queue first");
+                     " has executions in flight on another zex::Queue or a zex::Stream; synchronize that first");
   g.make_room();
   ze_result_t r = zeCommandQueueExecuteCommandLists(q.queue, 1, &g.list, nullptr);
   if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, "zeCommandQueueExecuteCommandLists", "executing a zex::Graph");
@@ -441,32 +491,60 @@ bool Queue::synchronize_for_ns(uint64_t timeout_ns) {
   ze_result_t r = zeCommandQueueSynchronize(q.queue, timeout_ns);
   if (r == ZE_RESULT_NOT_READY && timeout_ns != UINT64_MAX) return false;
   check(r, "zeCommandQueueSynchronize", "waiting for a zex::Queue");
-  // Every execution has finished: harvest them all, then raise the first throw of the first graph
-  // that threw, with the other kept reports (of that graph and of the others) as others().
-  std::vector<KernelExceptionInfo> raised;
-  for (const auto& gp : q.touched) {
-    Graph::State& g = *gp;
-    std::lock_guard<std::mutex> glock(g.mu);
-    g.harvest_all();
-    g.queue = nullptr;
-    if (!g.abandoned && !g.thrown.empty()) {
-      for (KernelExceptionInfo& i : g.thrown) {
-        i.executions_thrown = g.thrown_count;
-        i.executions_synchronized = g.harvested;
-        if (raised.size() <= Graph::kMaxKept) raised.push_back(std::move(i));
-      }
-    }
-    g.thrown.clear();
-    g.thrown_count = 0;
-    g.harvested = 0;
-  }
-  q.touched.clear();
-  if (!raised.empty()) {
-    KernelExceptionInfo first = std::move(raised.front());
-    raised.erase(raised.begin());
-    throw KernelException(std::move(first), std::move(raised));
-  }
+  harvest_and_raise(q.touched, [](const std::shared_ptr<Graph::State>& p) { return p.get(); });
   return true;
+}
+
+// ---- Stream::execute --------------------------------------------------------------------------------
+
+void Stream::execute(Graph& graph) {
+  Impl& s = live();
+  Impl::Use use(s);
+  Graph::State& g = graph.live();
+  std::lock_guard<std::mutex> glock(g.mu);
+  auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
+  if (g.failed) std::rethrow_exception(g.failed);
+  if (!g.closed) throw LogicError("zex::Stream::execute: " + which() + " is not closed; call close() after recording it");
+  if (g.dev != s.dev)
+    throw LogicError("zex::Stream::execute: " + which() + " was recorded for another device than the stream's");
+  if (g.queue || (g.stream && g.stream != &s))
+    throw LogicError("zex::Stream::execute: " + which() +
+                     " has executions in flight on a zex::Queue or another zex::Stream; synchronize that first");
+  const detail::ze_newer::CommandListImmediateAppendFn append = s.device->immediate_append;
+  if (!append)
+    throw ZeError(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, detail::ze_newer::kImmediateAppendName, "executing a zex::Graph on a zex::Stream",
+                  "The driver does not offer Level Zero 1.9's immediate append of regular lists: execute the "
+                  "graph on a zex::Queue instead (zex::Queue q(dev); q.execute(graph); q.synchronize();).");
+  if (g.in_flight() >= Graph::kMaxInFlight) {  // as Queue: one wait, then read them all
+    s.wait_all();
+    g.harvest_all();
+  }
+  const bool known = std::find_if(s.graphs.begin(), s.graphs.end(), [&](const std::shared_ptr<void>& p) {
+                       return p.get() == &g;
+                     }) != s.graphs.end();
+  if (!known) s.graphs.reserve(s.graphs.size() + 1);  // before the append: recording it cannot fail after
+  Impl::Command c;
+  s.begin_command(c);
+  ze_result_t r = append(s.list, 1, &g.list, c.signal, c.num_waits, c.waits);
+  if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, detail::ze_newer::kImmediateAppendName, "executing a zex::Graph on a zex::Stream");
+  s.end_command();
+  ++g.executions;
+  g.stream = &s;
+  g.stream_wait = [](void* p) { static_cast<Stream::Impl*>(p)->wait_all(); };
+  if (!known) s.graphs.push_back(graph.s_);
+}
+
+void Stream::Impl::raise_graphs() {
+  harvest_and_raise(graphs, [](const std::shared_ptr<void>& p) { return static_cast<Graph::State*>(p.get()); });
+}
+
+void Stream::Impl::forget_graphs() noexcept {
+  for (const auto& p : graphs) {
+    Graph::State& g = *static_cast<Graph::State*>(p.get());
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.forget_in_flight();
+  }
+  graphs.clear();
 }
 
 }  // namespace zex

@@ -123,6 +123,7 @@ Stream::Impl::~Impl() {
   } catch (...) {
     idle = false;
   }
+  if (!graphs.empty()) forget_graphs();
   cmds.destroy();
   zeCommandListDestroy(list);
   // A slot whose state is unknown (the device failed) is leaked rather than handed to a new stream

@@ -109,3 +109,32 @@ void test_graphs(Env* e) {
   CHECK(zex_context_free(e->ctx, counter) == ZEX_SUCCESS);
   CHECK(zex_context_free(e->ctx, plan) == ZEX_SUCCESS);
 }
+
+/* zex_stream_execute: the graph on a stream (zex-cpu offers immediate append). */
+void test_stream_execute(Env* e) {
+  zex_graph_t g = NULL;
+  zex_stream_t s = NULL;
+  zex_kernel_t count = NULL;
+  zex_launch_config_t one = config_1d(1, 1, 1);
+  uint32_t* counter = NULL;
+  zex_arg_t args[1];
+  CHECK(zex_stream_execute(NULL, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+  REQUIRE_OK(zex_kernel_create(e->mod, "count_execution", &count));
+  REQUIRE_OK(zex_context_alloc_shared(e->ctx, e->dev, 64, 64, (void**)&counter));
+  counter[0] = 0;
+  args[0].size = sizeof counter;
+  args[0].value = &counter;
+  REQUIRE_OK(zex_graph_create(e->dev, "s", &g));
+  REQUIRE_OK(zex_graph_launch(g, count, &one, 1, args));
+  REQUIRE_OK(zex_stream_create(e->dev, &s));
+  CHECK(zex_stream_execute(s, g) == ZEX_ERROR_INVALID_STATE); /* not closed */
+  REQUIRE_OK(zex_graph_close(g));
+  REQUIRE_OK(zex_stream_execute(s, g));
+  REQUIRE_OK(zex_stream_execute(s, g));
+  REQUIRE_OK(zex_stream_synchronize(s, NULL));
+  CHECK(counter[0] == 2);
+  zex_stream_destroy(s);
+  zex_graph_destroy(g);
+  zex_kernel_destroy(count);
+  CHECK(zex_context_free(e->ctx, counter) == ZEX_SUCCESS);
+}

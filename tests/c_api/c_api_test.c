@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
   test_exception_info(&e);
   test_events(&e);
   test_graphs(&e);
+  test_stream_execute(&e);
   zex_context_free(e.ctx, e.a);
   zex_context_free(e.ctx, e.b);
   zex_context_free(e.ctx, e.c);

@@ -98,5 +98,6 @@ void test_slots(Env* e);
 
 /* c_api_graphs.c */
 void test_graphs(Env* e);
+void test_stream_execute(Env* e);
 
 #endif

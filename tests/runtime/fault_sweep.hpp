@@ -20,6 +20,7 @@ enum Allowed : unsigned {
   kZeError = 1,         // a zex::ZeError with call() == the entry point and result() == the injected one
   kSwallowed = 2,       // no visible change: a destroy or free whose result a destructor ignores, or a
                         // best-effort query with a fallback (zeModuleGetGlobalPointer)
+  kNoImmediateAppend = 8,  // Stream::execute refused with UNSUPPORTED_FEATURE: the entry point's lookup failed
   kNameUnreadable = 4,  // the exception is raised with every field right except a string the host had
                         // to read from device memory, shown as "<invalid address 0x...>"
 };
@@ -42,8 +43,9 @@ inline constexpr EntrySpec kEntries[] = {
     {"zeContextCreate", kHost, kZeError, "Context(): ZeError(zeContextCreate)"},
     {"zeContextDestroy", kLost, kSwallowed, "~ContextState ignores it"},
     {"zeDriverGetApiVersion", kLost, kSwallowed, "Context(): taken as API 1.0; streams wait through events"},
-    {"zeDriverGetExtensionFunctionAddress", kLost, kSwallowed,
-     "Context(): no host synchronize; streams wait through events"},
+    {"zeDriverGetExtensionFunctionAddress", kLost, kSwallowed | kNoImmediateAppend,
+     "Context(): no host synchronize (streams wait through events), or no immediate append (Stream::execute "
+     "refused: UNSUPPORTED_FEATURE)"},
     {"zeDriverGetExtensionProperties", kLost, kSwallowed, "Context(): lists not known in order; events"},
     {"zeDeviceGet", kHost, kZeError, "Context(): ZeError"},
     {"zeDeviceGetProperties", kLost, kZeError | kSwallowed,
@@ -67,6 +69,8 @@ inline constexpr EntrySpec kEntries[] = {
      "Queue::synchronize(): ZeError, executions kept for the next; ~Queue and ~Graph ignore it"},
     {"zeCommandQueueDestroy", kLost, kSwallowed, "~Queue ignores it"},
     {"zeCommandListHostSynchronize", kLost, kZeError, "list path: synchronize() or ready(): ZeError"},
+    // Through the pointer zeDriverGetExtensionFunctionAddress gave (the 1.8 loader does not export it).
+    {"zeCommandListImmediateAppendCommandListsExp", kLost, kZeError, "Stream::execute(): ZeError, the execution not counted"},
     {"zeCommandListAppendMemoryFill", kHost, kZeError, "slab zeroing or claim reset: ZeError, report kept"},
     {"zeCommandListAppendBarrier", kHost, kZeError | kNameUnreadable | kSwallowed,
      "slab zeroing: ZeError; string read: strings unread; thrower count read: shown as 1"},

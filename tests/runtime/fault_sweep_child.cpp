@@ -174,6 +174,28 @@ Round run_round(const std::vector<uint8_t>& spirv) {
       expect(ex.kernel_name() == "plan_throw", "kernel_name '" + ex.kernel_name() + "'");
     }
     expect(counter[0] == 3, "graph counter " + std::to_string(counter[0]) + ", expected 3");
+    // The same graph on a stream (Stream::execute, immediate append): executions 3 and 4, 4 throws.
+    // Without the entry point (its lookup failed), Stream::execute refuses with UNSUPPORTED_FEATURE.
+    step("Stream::execute() x2");
+    bool appended = true;
+    try {
+      s2.execute(graph);
+    } catch (const zex::ZeError& ex) {
+      if (ex.result() != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) throw;
+      r.degraded.insert("no-immediate-append");
+      appended = false;
+    }
+    if (appended) {
+      s2.execute(graph);
+      step("Stream::synchronize() of a graph");
+      try {
+        s2.synchronize();
+        expect(false, "no KernelException from the graph on the stream");
+      } catch (const zex::KernelException& ex) {
+        expect(ex.execution() == std::optional<uint64_t>(4), "execution " + std::to_string(ex.execution().value_or(99)));
+      }
+      expect(counter[0] == 5, "graph counter " + std::to_string(counter[0]) + ", expected 5");
+    }
     // A throw nobody synchronizes for: ~Stream discards it (waits, resets the claim word).
     step("unsynchronized throw, then destroy");
     s2.launch(mt, zex_test::cfg1d(2, 4, 2), g_count, uint32_t(1));

@@ -231,6 +231,9 @@ std::string judge(const Child& c, int* fired_count) {
   } else if (f.outcome == "ok" && f.degraded.empty()) {
     if (!(c.spec->allowed & kSwallowed)) return fail("the fault fired and nothing happened");
     verdict = "swallowed";
+  } else if (f.outcome == "ok" && f.degraded == "no-immediate-append") {
+    if (!(c.spec->allowed & kNoImmediateAppend)) return fail("Stream::execute was refused (no immediate append)");
+    verdict = "Stream::execute refused: UNSUPPORTED_FEATURE";
   } else if (f.outcome == "ok" && f.degraded == "name-unreadable") {
     if (!(c.spec->allowed & kNameUnreadable)) return fail("a string was unreadable");
     verdict = "name shown as <invalid address>";

@@ -27,6 +27,17 @@ constexpr ze_command_queue_flags_t kCommandQueueFlagInOrder = 1u << 1;
 using CommandListHostSynchronizeFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, uint64_t);
 constexpr const char* kHostSynchronizeName = "zeCommandListHostSynchronize";
 
+/// ZE_MAKE_VERSION(1, 9): zeCommandListImmediateAppendCommandListsExp (experimental).
+constexpr uint32_t kApiImmediateAppend = (1u << 16) | 9u;
+/// ze_result_t zeCommandListImmediateAppendCommandListsExp(ze_command_list_handle_t hCommandListImmediate,
+/// uint32_t numCommandLists, ze_command_list_handle_t* phCommandLists, ze_event_handle_t hSignalEvent,
+/// uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) (API 1.9): executes closed regular lists on
+/// an immediate list, in its order (Stream::execute).
+using CommandListImmediateAppendFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, uint32_t,
+                                                              ze_command_list_handle_t*, ze_event_handle_t, uint32_t,
+                                                              ze_event_handle_t*);
+constexpr const char* kImmediateAppendName = "zeCommandListImmediateAppendCommandListsExp";
+
 /// zex-cpu's driver extension saying its immediate lists run in order without the 1.7 flag
 /// (docs/cpu-driver.md).
 constexpr const char* kZexCpuInOrderExtension = "ZEX_CPU_in_order_immediate_lists";
