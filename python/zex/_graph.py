@@ -5,9 +5,9 @@ import ctypes
 import sys
 
 from . import _library as L
-from ._core import Device, Kernel, _Cell, _Handle, _byref, _c_void_p, _closed, _raise_last
+from ._core import Device, _Cell, _Handle, _byref, _c_void_p, _raise_last
 from ._errors import InvalidArgument
-from ._stream import _CONFIGS, _FILES, _Raised, _config, _file_bytes, _keep_in_use, _pack_args
+from ._stream import _Raised, _launch
 
 
 def _device(device, what):
@@ -75,30 +75,7 @@ class Graph(_Handle):
         """Records `kernel` as Stream.launch appends it (same arguments, same checks, the caller's line
         as the launch site of a throw in any execution). Arguments are captured now: a SharedBuffer's
         contents are read by each execution, a scalar's value is the one given here."""
-        h = self._cell.handle
-        if h is None:
-            raise _closed("Graph")
-        if not isinstance(kernel, Kernel):
-            raise InvalidArgument("zex: Graph.launch takes a zex.Kernel first, not %s" % type(kernel).__name__)
-        kh = kernel._cell.handle
-        if kh is None:
-            raise _closed("Kernel")
-        try:
-            cfg = _CONFIGS[(groups, group_size, debug_level)]
-        except (KeyError, TypeError):
-            cfg = _config(groups, group_size, debug_level)
-        n = len(args)
-        if n:
-            arr, buffers, keep = _pack_args(kernel, args)
-        else:
-            arr = buffers = keep = None
-        f = sys._getframe(1)
-        file = _FILES.get(f.f_code.co_filename) or _file_bytes(f.f_code.co_filename)
-        r = self._launch(h, kh, cfg, n, arr, file, f.f_lineno)
-        del keep
-        if r:
-            _raise_last(r, self._lib)
-        _keep_in_use(self._cell.refs, kernel, buffers)
+        _launch(self, "Graph", kernel, groups, group_size, args, debug_level, sys._getframe(1))
 
     def finalize(self):
         """Ends the recording (zex's epilogue, then zeCommandListClose); idempotent. Launching after it

@@ -143,6 +143,34 @@ def _keep_in_use(refs, kernel, buffers):
                 b._cell.inflight += 1
 
 
+def _launch(owner, what, kernel, groups, group_size, args, debug_level, f):
+    """Stream.launch and Graph.launch: checks, packs and calls owner._launch (zex_stream_launch_at or
+    zex_graph_launch_at) with the launch site of frame `f`, then keeps the kernel and buffers in use."""
+    h = owner._cell.handle
+    if h is None:
+        raise _closed(what)
+    if type(kernel) is not Kernel and not isinstance(kernel, Kernel):
+        raise InvalidArgument("zex: %s.launch takes a zex.Kernel first, not %s" % (what, type(kernel).__name__))
+    kh = kernel._cell.handle
+    if kh is None:
+        raise _closed("Kernel")
+    try:
+        cfg = _CONFIGS[(groups, group_size, debug_level)]  # zex_launch_config_t, packed, per distinct config
+    except (KeyError, TypeError):
+        cfg = _config(groups, group_size, debug_level)
+    n = len(args)
+    if n:
+        arr, buffers, keep = _pack_args(kernel, args)  # keep: alive until the call returns
+    else:
+        arr = buffers = keep = None
+    file = _FILES.get(f.f_code.co_filename) or _file_bytes(f.f_code.co_filename)
+    r = owner._launch(h, kh, cfg, n, arr, file, f.f_lineno)
+    del keep
+    if r:
+        _raise_last(r, owner._lib)
+    _keep_in_use(owner._cell.refs, kernel, buffers)
+
+
 _FILES = {}  # co_filename -> its bytes, kept for the process's life: zex keeps the pointer (launch_at)
 
 
@@ -189,29 +217,7 @@ class Stream(_Handle):
         The caller's file and line (its frame, sys._getframe(1): one frame, nothing walked) are the
         launch site a KernelException of this launch reports (e.launch_site). A helper that launches
         for its callers reports its own line."""
-        h = self._cell.handle
-        if h is None:
-            raise _closed("Stream")
-        if type(kernel) is not Kernel and not isinstance(kernel, Kernel):
-            raise InvalidArgument("zex: Stream.launch takes a zex.Kernel first, not %s" % type(kernel).__name__)
-        kh = kernel._cell.handle
-        if kh is None:
-            raise _closed("Kernel")
-        try:
-            cfg = _CONFIGS[(groups, group_size, debug_level)]  # zex_launch_config_t, packed, per distinct config
-        except (KeyError, TypeError):
-            cfg = _config(groups, group_size, debug_level)
-        n = len(args)
-        if n:
-            arr, buffers, keep = _pack_args(kernel, args)
-        else:
-            arr = buffers = keep = None
-        f = sys._getframe(1)
-        file = _FILES.get(f.f_code.co_filename) or _file_bytes(f.f_code.co_filename)
-        r = self._launch(h, kh, cfg, n, arr, file, f.f_lineno)
-        if r:
-            _raise_last(r, self._lib)
-        _keep_in_use(self._cell.refs, kernel, buffers)
+        _launch(self, "Stream", kernel, groups, group_size, args, debug_level, sys._getframe(1))
 
     def execute(self, graph):
         """Appends one execution of a finalized zex.Graph, in order with the stream's launches (the
