@@ -141,6 +141,21 @@ inline zex_result_t null_argument(const char* function, const char* parameter) n
   return fail(ZEX_ERROR_INVALID_ARGUMENT, buf);
 }
 
+// zex_launch_config_t as the C++ launch takes it. The debug level, the extents and the count are
+// checked by the C++ launch (the one copy of those checks), its messages naming the fields as the
+// caller's language spells them.
+inline zex::LaunchConfig launch_config(const zex_launch_config_t& c) noexcept {
+  zex::LaunchConfig cfg;  // fields assigned: the uint32_t extents need none of Dim3's narrowing checks
+  cfg.groups.x = c.groups[0];
+  cfg.groups.y = c.groups[1];
+  cfg.groups.z = c.groups[2];
+  cfg.group_size.x = c.group_size[0];
+  cfg.group_size.y = c.group_size[1];
+  cfg.group_size.z = c.group_size[2];
+  cfg.debug_level = c.debug_level;
+  return cfg;
+}
+
 // zex_stream_set_language, zex_graph_set_language: `language` into `lang`, or INVALID_ARGUMENT.
 inline zex_result_t set_language(const char* function, zex::Language& lang, zex_language_t language) noexcept {
   const int l = static_cast<int>(language);

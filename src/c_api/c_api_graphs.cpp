@@ -37,11 +37,7 @@ zex_result_t zex_graph_launch_at(zex_graph_t graph, zex_kernel_t kernel, const z
   ZEX_REQUIRE(config);
   if (num_args != 0 && args == nullptr) return null_argument(__func__, "args");
   return guard([&] {
-    zex::LaunchConfig cfg;
-    cfg.groups = {config->groups[0], config->groups[1], config->groups[2]};
-    cfg.group_size = {config->group_size[0], config->group_size[1], config->group_size[2]};
-    cfg.debug_level = config->debug_level;
-    graph->g.launch_args(kernel->k, cfg, args, num_args, file, line, graph->lang);
+    graph->g.launch_args(kernel->k, launch_config(*config), args, num_args, file, line, graph->lang);
     return ZEX_SUCCESS;
   });
 }

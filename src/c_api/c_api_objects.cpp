@@ -202,18 +202,7 @@ static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel
   if (__builtin_expect(config == nullptr, 0)) return null_argument(function, "config");
   if (num_args != 0 && args == nullptr) return null_argument(function, "args");
   return guard([&] {
-    // The debug level, the extents and the count are checked by the C++ launch (the one copy of those
-    // checks), its messages naming the fields as the stream's language spells them.
-    const uint32_t* g = config->groups;
-    const uint32_t* b = config->group_size;
-    zex::LaunchConfig cfg;
-    cfg.groups.x = g[0];
-    cfg.groups.y = g[1];
-    cfg.groups.z = g[2];
-    cfg.group_size.x = b[0];
-    cfg.group_size.y = b[1];
-    cfg.group_size.z = b[2];
-    cfg.debug_level = config->debug_level;
+    const zex::LaunchConfig cfg = launch_config(*config);
     // Read in place, and only once the count is the kernel's: a wrong num_args (0xffffffff) must neither
     // allocate nor read past the caller's array.
     stream->s.launch_args(kernel->k, cfg, args, num_args, file, line, stream->lang);

@@ -195,6 +195,20 @@ struct Graph::State {
     else if (stream)
       stream_wait(stream);
   }
+  // What Queue::execute and Stream::execute (`fn`) refuse, before anything is submitted: a failed
+  // recording (its error), an open graph, another device than `on`'s (`owner`: "queue" or "stream"),
+  // executions in flight elsewhere (`elsewhere`, described by `others`). The names are built only
+  // when one is refused, not on every execution.
+  void check_executable(const char* fn, const Device& on, const char* owner, bool elsewhere, const char* others) const {
+    auto which = [&] { return name.empty() ? std::string("the graph") : "graph '" + name + "'"; };
+    if (failed) std::rethrow_exception(failed);
+    if (!closed) throw LogicError(std::string(fn) + ": " + which() + " is not closed; call close() after recording it");
+    if (dev != on)
+      throw LogicError(std::string(fn) + ": " + which() + " was recorded for another device than the " + owner + "'s");
+    if (elsewhere)
+      throw LogicError(std::string(fn) + ": " + which() + " has executions in flight on " + others +
+                       "; synchronize that first");
+  }
   // Before another execution: with kMaxInFlight in flight, one wait for their queue, and read them all.
   void make_room() {
     if (in_flight() < kMaxInFlight) return;
@@ -325,6 +339,17 @@ std::exception_ptr annotated(std::exception_ptr e, const std::string& graph, con
   }
 }
 
+// Keeps `e` as the graph's recording failure, annotated with `step()` (what was being recorded), or
+// bare if there is no memory for the annotation.
+template <class Step>
+void keep_failure(Graph::State& g, std::exception_ptr e, Step step) noexcept {
+  try {
+    g.failed = annotated(e, g.name, step());
+  } catch (...) {
+    g.failed = e;
+  }
+}
+
 }  // namespace
 
 void Graph::recording_failed(const Kernel& kernel) noexcept {
@@ -332,14 +357,11 @@ void Graph::recording_failed(const Kernel& kernel) noexcept {
   State& g = *s_;
   std::lock_guard<std::mutex> lock(g.mu);  // execute() reads `failed` under it, from any thread
   if (g.closed || g.failed) return;
-  try {
-    const Kernel::State* ks = kernel.state_.get();
-    g.failed = annotated(std::current_exception(), g.name,
-                         "recording launch " + std::to_string(g.next_id) +
-                             (ks && ks->name ? " (kernel '" + *ks->name + "')" : std::string()));
-  } catch (...) {  // no memory for the message: keep the failure itself
-    g.failed = std::current_exception();
-  }
+  const Kernel::State* ks = kernel.state_.get();
+  keep_failure(g, std::current_exception(), [&] {
+    return "recording launch " + std::to_string(g.next_id) +
+           (ks && ks->name ? " (kernel '" + *ks->name + "')" : std::string());
+  });
 }
 
 bool Graph::recording_failed() const { return static_cast<bool>(live().failed); }
@@ -354,12 +376,7 @@ void Graph::close() {
     check(zeCommandListClose(g.list), "zeCommandListClose", "closing a zex::Graph");
   } catch (...) {
     // A retry would append a second epilogue after whatever part of the first got in.
-    std::exception_ptr e = std::current_exception();
-    try {
-      g.failed = annotated(e, g.name, "closing the recording");
-    } catch (...) {
-      g.failed = e;
-    }
+    keep_failure(g, std::current_exception(), [] { return std::string("closing the recording"); });
     throw;
   }
   g.closed = true;
@@ -467,15 +484,8 @@ void Queue::execute(Graph& graph) {
   Graph::State& g = graph.live();
   std::lock_guard<std::mutex> qlock(q.mu);
   std::lock_guard<std::mutex> glock(g.mu);
-  // The graph as the refusals below name it: built only when one is raised, not on every execution.
-  auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
-  if (g.failed) std::rethrow_exception(g.failed);
-  if (!g.closed) throw LogicError("zex::Queue::execute: " + which() + " is not closed; call close() after recording it");
-  if (g.dev != q.dev)
-    throw LogicError("zex::Queue::execute: " + which() + " was recorded for another device than the queue's");
-  if ((g.queue && g.queue != q.queue) || g.stream)
-    throw LogicError("zex::Queue::execute: " + which() +
-                     " has executions in flight on another zex::Queue or a zex::Stream; synchronize that first");
+  g.check_executable("zex::Queue::execute", q.dev, "queue", (g.queue && g.queue != q.queue) || g.stream,
+                     "another zex::Queue or a zex::Stream");
   g.make_room();
   ze_result_t r = zeCommandQueueExecuteCommandLists(q.queue, 1, &g.list, nullptr);
   if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, "zeCommandQueueExecuteCommandLists", "executing a zex::Graph");
@@ -502,23 +512,14 @@ void Stream::execute(Graph& graph) {
   Impl::Use use(s);
   Graph::State& g = graph.live();
   std::lock_guard<std::mutex> glock(g.mu);
-  auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
-  if (g.failed) std::rethrow_exception(g.failed);
-  if (!g.closed) throw LogicError("zex::Stream::execute: " + which() + " is not closed; call close() after recording it");
-  if (g.dev != s.dev)
-    throw LogicError("zex::Stream::execute: " + which() + " was recorded for another device than the stream's");
-  if (g.queue || (g.stream && g.stream != &s))
-    throw LogicError("zex::Stream::execute: " + which() +
-                     " has executions in flight on a zex::Queue or another zex::Stream; synchronize that first");
+  g.check_executable("zex::Stream::execute", s.dev, "stream", g.queue || (g.stream && g.stream != &s),
+                     "a zex::Queue or another zex::Stream");
   const detail::ze_newer::CommandListImmediateAppendFn append = s.device->immediate_append;
   if (!append)
     throw ZeError(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, detail::ze_newer::kImmediateAppendName, "executing a zex::Graph on a zex::Stream",
                   "The driver does not offer Level Zero 1.9's immediate append of regular lists: execute the "
                   "graph on a zex::Queue instead (zex::Queue q(dev); q.execute(graph); q.synchronize();).");
-  if (g.in_flight() >= Graph::kMaxInFlight) {  // as Queue: one wait, then read them all
-    s.wait_all();
-    g.harvest_all();
-  }
+  g.make_room();  // executions in flight are on this stream (checked above): waited through stream_wait
   const bool known = std::find_if(s.graphs.begin(), s.graphs.end(), [&](const std::shared_ptr<void>& p) {
                        return p.get() == &g;
                      }) != s.graphs.end();
