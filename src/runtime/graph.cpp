@@ -487,12 +487,14 @@ void Queue::execute(Graph& graph) {
   g.check_executable("zex::Queue::execute", q.dev, "queue", (g.queue && g.queue != q.queue) || g.stream,
                      "another zex::Queue or a zex::Stream");
   g.make_room();
+  const bool known =
+      std::find_if(q.touched.begin(), q.touched.end(), [&](const auto& p) { return p.get() == &g; }) != q.touched.end();
+  if (!known) q.touched.reserve(q.touched.size() + 1);  // before the submission: recording it cannot fail after
   ze_result_t r = zeCommandQueueExecuteCommandLists(q.queue, 1, &g.list, nullptr);
   if (r != ZE_RESULT_SUCCESS) detail::throw_ze_error(r, "zeCommandQueueExecuteCommandLists", "executing a zex::Graph");
   ++g.executions;
   g.queue = q.queue;
-  if (std::find_if(q.touched.begin(), q.touched.end(), [&](const auto& p) { return p.get() == &g; }) == q.touched.end())
-    q.touched.push_back(graph.s_);
+  if (!known) q.touched.push_back(graph.s_);
 }
 
 bool Queue::synchronize_for_ns(uint64_t timeout_ns) {
