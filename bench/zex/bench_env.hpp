@@ -190,6 +190,7 @@ void BM_SyncOnly_Zex(benchmark::State& state);
 void BM_SyncToCatch_Zex(benchmark::State& state);
 void BM_Graph_Raw(benchmark::State& state);
 void BM_Graph_Zex(benchmark::State& state);
+void BM_Graph_RawFloor(benchmark::State& state);
 void BM_ContextAdopt(benchmark::State& state);
 
 }  // namespace zex_bench
