@@ -219,3 +219,27 @@ void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b) {
   atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_release, memory_scope_device);
   r->status = ZEX_STATUS_THROWN;
 }
+
+/* Early stop (cfg.stop_on_throw; docs/abi.md, "Early stop"): zex's stop_on_throw pass calls this at
+   the entry of every kernel of a module it builds for early stop, with the kernel's zex_state_t in
+   pieces, and the kernel returns at once if it gives non-zero. Not for compilers to call: zex adds the
+   call. The fast path, when nothing was thrown, is one relaxed load of the claim word (device memory).
+    - `uniform` 0 (a kernel without work-group barriers): stop once anything claimed the slot: an
+      earlier launch of the stream or graph execution, or a work-item of this launch, so the launch's
+      remaining work-groups skip their work too.
+    - `uniform` 1 (a kernel with barriers, where all work-items of a group must decide alike, and
+      deciding together would need a barrier of its own): stop only if an *earlier* launch threw, which
+      no work-item of this launch can change while it runs. The report's status is read with acquire
+      semantics, so that a status of this launch's own throw is seen with this launch's id, never with a
+      stale one. */
+#define ZEX_SEMANTICS_ACQUIRE_GLOBAL 0x202 /* Acquire | CrossWorkgroupMemory */
+uint zex_stop_requested(ulong report, ulong claim, ulong launch_id, uint uniform) {
+  uint owner = __spirv_AtomicLoad((volatile __global uint*)claim, ZEX_SCOPE_DEVICE, ZEX_SEMANTICS_RELAXED);
+  if (owner == 0u)
+    return 0u;
+  if (uniform == 0u)
+    return 1u;
+  volatile __global zex_report_t* r = (volatile __global zex_report_t*)report;
+  uint status = __spirv_AtomicLoad((volatile __global uint*)&r->status, ZEX_SCOPE_DEVICE, ZEX_SEMANTICS_ACQUIRE_GLOBAL);
+  return status == ZEX_STATUS_THROWN && r->launch_id != launch_id ? 1u : 0u;
+}

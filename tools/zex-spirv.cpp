@@ -15,6 +15,8 @@
 //   zex-spirv wrap     in.spv -o out.spv   the string wrapping alone (src/spirv/passes/strings.cpp)
 //   zex-spirv throws   in.spv -o out.spv   the throw paths and the convergence at barriers alone
 //                                          (throw_paths.cpp, barrier_throws.cpp), unvalidated
+//   zex-spirv stop     in.spv -o out.spv   `link`, then the stop checks of stop_on_throw launches
+//                                          (passes/stop_on_throw.cpp), validated
 //   zex-spirv sites    in.spv              the throw paths `link` numbers: one line per id, then its
 //                                          frames (what the host prints for a report of that id)
 //
@@ -44,6 +46,7 @@ int usage() {
                "       zex-spirv strings <in.spv>\n"
                "       zex-spirv wrap <in.spv> -o <out.spv>\n"
                "       zex-spirv throws <in.spv> -o <out.spv>\n"
+               "       zex-spirv stop <in.spv> -o <out.spv>\n"
                "       zex-spirv sites <in.spv> [--library <lib.spv>]\n");
   return 2;
 }
@@ -86,7 +89,7 @@ int main(int argc, char** argv) {
       return usage();
   }
   if (in.empty()) return usage();
-  const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap" || cmd == "throws";
+  const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap" || cmd == "throws" || cmd == "stop";
   if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || times || (!library.empty() && cmd != "sites")))) return usage();
   try {
     const std::vector<uint32_t> words = read_spirv(in);
@@ -99,6 +102,10 @@ int main(int argc, char** argv) {
                     const bool numbered = zex::passes::number_throw_paths(m, nullptr);
                     return zex::passes::converge_throws_at_barriers(m) || numbered;
                   }));
+    } else if (cmd == "stop") {
+      const std::vector<uint32_t> stopped = zex::detail::spirv_with_stop_checks(zex::detail::link_module(words).words);
+      zex::detail::validate_spirv(stopped, "the module with stop checks");
+      write_spirv(out, stopped);
     } else if (cmd == "link") {
       std::vector<uint32_t> lib;
       if (!library.empty()) lib = read_spirv(library);

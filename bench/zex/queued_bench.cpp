@@ -191,7 +191,8 @@ void BM_QueuedSaxpy_Raw(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kSaxpyLaunches);
 }
 
-void BM_QueuedSaxpy_Zex(benchmark::State& state) {
+// BM_QueuedSaxpy_Zex with `stop` = stop_on_throw: what early stop costs when nothing throws.
+void queued_saxpy(benchmark::State& state, bool stop) {
   set_live_zex(1);
   SaxpyData d;
   zex::Kernel k = g_env->mod.kernel("saxpy");
@@ -200,6 +201,7 @@ void BM_QueuedSaxpy_Zex(benchmark::State& state) {
   cfg.groups = {kSaxpyN / 256};
   cfg.group_size = {256};
   cfg.debug_level = 1;
+  cfg.stop_on_throw = stop;
   s.launch(k, cfg, d.y, static_cast<const float*>(d.x), 2.0f, kSaxpyN);
   s.synchronize();
   for (auto _ : state) {
@@ -208,5 +210,40 @@ void BM_QueuedSaxpy_Zex(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kSaxpyLaunches);
 }
+void BM_QueuedSaxpy_Zex(benchmark::State& state) { queued_saxpy(state, false); }
+void BM_QueuedSaxpy_ZexStop(benchmark::State& state) { queued_saxpy(state, true); }
+
+// Early stop's saving: one launch of busy_throw, 4096 groups of 64 work-items, 2000 multiply-adds each,
+// throwing in its first group (range(0) = 1) or not at all (0), with stop_on_throw or without
+// (`stop`), then the synchronize (which raises when it threw).
+void stop_launch(benchmark::State& state, bool stop) {
+  set_live_zex(1);
+  constexpr uint32_t kGroups = 4096, kItems = 64, kIters = 2000;
+  auto& e = *g_env;
+  ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  void* out = nullptr;
+  zex::check(zeMemAllocDevice(e.ctx.handle(), &dd, kGroups * kItems * sizeof(float), 64, e.dev.handle(), &out),
+             "zeMemAllocDevice");
+  zex::Kernel k = e.mod.kernel("busy_throw");
+  zex::Stream s(e.dev);
+  zex::LaunchConfig cfg;
+  cfg.groups = {kGroups};
+  cfg.group_size = {kItems};
+  cfg.debug_level = 1;
+  cfg.stop_on_throw = stop;
+  const uint32_t thrower = state.range(0) ? 0u : UINT32_MAX;
+  auto once = [&] {
+    s.launch(k, cfg, static_cast<float*>(out), kIters, thrower);
+    try {
+      s.synchronize();
+    } catch (const zex::KernelException&) {
+    }
+  };
+  once();
+  for (auto _ : state) once();
+  zeMemFree(e.ctx.handle(), out);
+}
+void BM_Stop_Plain(benchmark::State& state) { stop_launch(state, false); }
+void BM_Stop_Stop(benchmark::State& state) { stop_launch(state, true); }
 
 }  // namespace zex_bench

@@ -68,6 +68,9 @@ BENCHMARK(BM_QueuedBusy_Raw)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMic
 BENCHMARK(BM_QueuedBusy_Zex)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedSaxpy_Raw)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_QueuedSaxpy_Zex)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_QueuedSaxpy_ZexStop)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Stop_Plain)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Stop_Stop)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_Raw)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_Zex)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_Raw)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -141,6 +144,19 @@ int main(int argc, char** argv) {
       if (z > 0 && r > 0)
         std::printf("  saxpy x%d: zex %7.3f us, raw %7.3f us per launch: median %.3fx (throughput %.2f), fastest %.3fx\n",
                     kSaxpyLaunches, z / 1e3 / kSaxpyLaunches, r / 1e3 / kSaxpyLaunches, z / r, r / z, zf / rf);
+    }
+    {
+      const double z = rep.median("BM_QueuedSaxpy_ZexStop"), r = rep.median("BM_QueuedSaxpy_Zex");
+      if (z > 0 && r > 0)
+        std::printf("  saxpy x%d with stop_on_throw: %7.3f us, without %7.3f us per launch: median %.3fx (target <= 1.02x), fastest %.3fx\n",
+                    kSaxpyLaunches, z / 1e3 / kSaxpyLaunches, r / 1e3 / kSaxpyLaunches, z / r,
+                    rep.fastest("BM_QueuedSaxpy_ZexStop") / rep.fastest("BM_QueuedSaxpy_Zex"));
+      for (const char* t : {"0", "1"}) {
+        const double st = rep.median(std::string("BM_Stop_Stop/") + t), pl = rep.median(std::string("BM_Stop_Plain/") + t);
+        if (st > 0 && pl > 0)
+          std::printf("  4096x64 busy launch, %s: stop_on_throw %8.3f ms, without %8.3f ms: median %.3fx\n",
+                      t[0] == '1' ? "throwing in its first group" : "nothing thrown", st / 1e6, pl / 1e6, st / pl);
+      }
     }
     for (const char* n : {"1", "64"}) {
       const std::string zn = std::string("BM_Graph_Zex/") + n, rn = std::string("BM_Graph_Raw/") + n;

@@ -59,7 +59,7 @@ class Graph {
   void launch(const Kernel& kernel, LaunchAt at, const Args&... args) {
     try {
       const LaunchConfig& cfg = at.cfg;
-      const int level = level_for(cfg.debug_level);
+      const int level = variant_for(cfg);
       Kernel::State& ks = kernel.live();
       detail::LockGuard lock(ks.mu);
       Kernel::Level& l = begin_launch(kernel, ks, level, sizeof...(Args), cfg);
@@ -83,7 +83,7 @@ class Graph {
   void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Arg* args, size_t count,
                    const char* file = nullptr, uint32_t line = 0, Language lang = Language::Cpp) {
     try {
-      const int level = level_for(cfg.debug_level);
+      const int level = variant_for(cfg);
       Kernel::State& ks = kernel.live();
       detail::LockGuard lock(ks.mu);
       Kernel::Level& l = begin_launch(kernel, ks, level, count, cfg, lang);
@@ -105,6 +105,13 @@ class Graph {
   void close();
   /// True once close() succeeded.
   bool closed() const;
+  /// Early stop for the whole graph: every launch recorded after this call behaves as if its
+  /// LaunchConfig had stop_on_throw (docs/integration.md, "Early stop"), so in an execution where a
+  /// launch throws, the launches after it return at once (they still run, so the execution completes).
+  /// Launches recorded before keep what they were recorded with.
+  void stop_on_throw(bool on);
+  /// Whether launches recorded now stop on throw by the graph's setting.
+  bool stop_on_throw() const;
   /// Recording errors are kept: once a launch() (or close()) fails, whatever the reason (a bad
   /// argument, an out-of-memory append, an injected fault), that call throws as usual and the graph
   /// records nothing more; every later launch(), close() and Queue::execute() throws the first error
@@ -138,6 +145,8 @@ class Graph {
   explicit Graph(std::shared_ptr<State> s);
   State& live() const;
   int level_for(int requested) const;
+  // The variant a launch records (detail::variant_of): its level, with early stop if it or the graph asks.
+  int variant_for(const LaunchConfig& cfg) const;
   // What launch() does before and after setting the arguments (compiled).
   Kernel::Level& begin_launch(const Kernel& kernel, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg,
                               Language lang = Language::Cpp);

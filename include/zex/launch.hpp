@@ -43,12 +43,20 @@ struct Dim3 {
   }
 };
 
-/// How to launch: the number of work-groups and their size in each dimension, and the debug level
-/// (0, 1 or 2; -1 = the stream's default, from ZEX_DEBUG_LEVEL).
+/// How to launch: the number of work-groups and their size in each dimension, the debug level
+/// (0, 1 or 2; -1 = the stream's default, from ZEX_DEBUG_LEVEL), and early stop.
 struct LaunchConfig {
   Dim3 groups;      ///< work-groups in x, y, z
   Dim3 group_size;  ///< work-items per work-group in x, y, z
   int debug_level = -1;
+  /// Early stop (docs/integration.md, "Early stop"): once a work-item has thrown into the stream's
+  /// slot (or the graph execution's), the work-groups of this launch that start after it return at
+  /// once, and so does this launch if an earlier launch since the last synchronize (in the graph: of
+  /// the same execution) threw. A kernel with work-group barriers or other group instructions stops
+  /// only for an earlier launch's throw (its work-groups must decide alike). The launch still
+  /// completes and the throw is raised as ever. Costs one load of the claim word per work-item when
+  /// nothing was thrown, and a second build of the module (per level) on the first such launch.
+  bool stop_on_throw = false;
 };
 
 /// The LaunchConfig parameter of Stream::launch, with the host line of the call: implicitly built from
@@ -67,6 +75,10 @@ struct LaunchAt {
   LaunchAt(Dim3 groups, Dim3 group_size, int debug_level = -1,  // NOLINT: implicit on purpose
            const char* f = __builtin_FILE(), uint32_t l = __builtin_LINE()) noexcept
       : cfg{groups, group_size, debug_level}, file(f), line(l) {}
+  /// ... and early stop: `{{n}, {64}, -1, true}`.
+  LaunchAt(Dim3 groups, Dim3 group_size, int debug_level, bool stop_on_throw,  // NOLINT: implicit on purpose
+           const char* f = __builtin_FILE(), uint32_t l = __builtin_LINE()) noexcept
+      : cfg{groups, group_size, debug_level, stop_on_throw}, file(f), line(l) {}
 };
 
 /// A __local (work-group local memory) kernel argument of `bytes` bytes: pass zex::local(n).

@@ -25,6 +25,11 @@ namespace zex {
 namespace detail {
 
 constexpr int kLevels = 3;
+// The driver modules a ModuleState builds: one per debug level, and one per level for launches with
+// stop_on_throw (the linked module with the stop checks, passes/stop_on_throw.cpp). Variant v is
+// level v % kLevels, with early stop if v >= kLevels.
+constexpr int kVariants = 2 * kLevels;
+constexpr int variant_of(int level, bool stop_on_throw) noexcept { return level + (stop_on_throw ? kLevels : 0); }
 
 // The strings zex's passes put in the module's constant surface, by the address the driver gave
 // them (src/runtime/decoder.hpp).
@@ -39,9 +44,10 @@ class ModuleState {
   ModuleState& operator=(const ModuleState&) = delete;
   ~ModuleState();
 
-  /// The driver's module specialized for `level`, built on first use.
-  /// @throws ZeError with the build log
-  ze_module_handle_t native(int level);
+  /// The driver's module for `variant` (variant_of: a level, with or without early stop), built on
+  /// first use.
+  /// @throws ZeError with the build log; InvalidArgument if the stop checks cannot be added
+  ze_module_handle_t native(int variant);
 
   const std::vector<uint32_t>& spirv() const noexcept { return spirv_; }
   const std::vector<std::string>& kernel_names() const noexcept { return kernel_names_; }
@@ -51,9 +57,9 @@ class ModuleState {
   std::vector<uint8_t> param_kinds(const std::string& kernel) const;
   const DeviceInfo& device() const noexcept { return *dev_; }
   ze_context_handle_t context() const noexcept { return dev_->context; }
-  /// The strings of the module built for `level`, by their relocated addresses; null before the
+  /// The strings of the module built for `variant`, by their relocated addresses; null before the
   /// build or when the driver could not say where they are.
-  const KnownStrings* known_strings(int level) const noexcept { return known_[static_cast<size_t>(level)].get(); }
+  const KnownStrings* known_strings(int variant) const noexcept { return known_[static_cast<size_t>(variant)].get(); }
   /// The throw sites zex numbered when it linked the module (detail/sites.hpp): what a report's
   /// site id means. The same for every level.
   const SiteTable& sites() const noexcept { return *sites_; }
@@ -61,8 +67,8 @@ class ModuleState {
   uint32_t site_base() const noexcept { return site_base_; }
 
  private:
-  ze_module_handle_t build(int level);
-  void record_strings(int level, ze_module_handle_t m);
+  ze_module_handle_t build(int variant);
+  void record_strings(int variant, ze_module_handle_t m);
 
   std::shared_ptr<ContextState> ctx_;  // keeps the context (and *dev_) alive
   const DeviceInfo* dev_;
@@ -76,8 +82,9 @@ class ModuleState {
   std::vector<std::pair<std::string, std::vector<uint8_t>>> param_kinds_;
   std::vector<std::pair<std::string, std::string>> zex_strings_;  // name, bytes (record_strings)
   Mutex mu_;
-  std::array<ze_module_handle_t, kLevels> native_{};
-  std::array<std::unique_ptr<KnownStrings>, kLevels> known_;
+  std::vector<uint32_t> stop_spirv_;  // spirv_ with the stop checks, made by the first stop variant's build
+  std::array<ze_module_handle_t, kVariants> native_{};
+  std::array<std::unique_ptr<KnownStrings>, kVariants> known_;
 };
 
 /// @throws std::invalid_argument unless 0 <= level <= 2
@@ -192,15 +199,15 @@ class Kernel {
     // driver disagree on the count).
     std::vector<uint8_t> param_kinds;
     detail::Mutex mu;
-    std::array<Level, detail::kLevels> levels{};
+    std::array<Level, detail::kVariants> levels{};  // by variant (detail::variant_of)
     ~State();
     // mu held.
-    Level& at(int level) {
-      Level& l = levels[static_cast<size_t>(level)];
-      if (__builtin_expect(!l.kernel, 0)) create(level, l);
+    Level& at(int variant) {
+      Level& l = levels[static_cast<size_t>(variant)];
+      if (__builtin_expect(!l.kernel, 0)) create(variant, l);
       return l;
     }
-    void create(int level, Level& l);  // compiled: builds the module if needed
+    void create(int variant, Level& l);  // compiled: builds the module if needed
   };
 
   Kernel(std::shared_ptr<detail::ModuleState> m, std::string name);

@@ -83,7 +83,7 @@ class Stream {
     const LaunchConfig& cfg = at.cfg;
     Impl& s = live();
     Impl::Use use(s);
-    const int level = s.level_for(cfg.debug_level);
+    const int level = detail::variant_of(s.level_for(cfg.debug_level), cfg.stop_on_throw);
     Kernel::State& ks = kernel.live();
     if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
     detail::LockGuard lock(ks.mu);
@@ -128,7 +128,7 @@ class Stream {
     // launch()'s steps (check_launch, append_launch) with a loop instead of a pack.
     Impl& s = live();
     Impl::Use use(s);
-    const int level = s.level_for(cfg.debug_level, lang);
+    const int level = detail::variant_of(s.level_for(cfg.debug_level, lang), cfg.stop_on_throw);
     Kernel::State& ks = kernel.live();
     if (__builtin_expect(ks.device != s.device, 0)) detail::throw_wrong_device(*ks.name, *ks.device, *s.device);
     detail::LockGuard lock(ks.mu);

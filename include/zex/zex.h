@@ -157,6 +157,12 @@ zex_result_t zex_stream_launch_at(zex_stream_t stream, zex_kernel_t kernel, cons
 #define zex_stream_launch(stream, kernel, config, num_args, args) \
   zex_stream_launch_at((stream), (kernel), (config), (num_args), (args), __FILE__, (uint32_t)__LINE__)
 #endif
+/* Early stop (docs/integration.md, "Early stop"): launches made after this call with on != 0 behave as
+ * C++'s LaunchConfig::stop_on_throw: once a work-item threw into the stream's slot, their work-groups that
+ * start later, and the stream's later such launches until zex_stream_synchronize, return at once (a
+ * kernel with barriers stops only for an earlier launch's throw). on == 0 turns it off for later launches.
+ * Version node ZEX_1.3. */
+zex_result_t zex_stream_set_stop_on_throw(zex_stream_t stream, int on);
 /* Waits for everything launched. ZEX_ERROR_KERNEL_EXCEPTION if a work-item threw: *exception_out (if
  * not NULL) receives it, to be destroyed with zex_exception_destroy; the last error message holds its
  * C text. The stream is usable afterwards. *exception_out is NULL otherwise. */
@@ -197,6 +203,9 @@ zex_result_t zex_graph_create(zex_device_t device, const char* name, zex_graph_t
 zex_result_t zex_graph_adopt(zex_device_t device, ze_command_list_handle_t list, const char* name, zex_graph_t* out);
 /* What the graph's launch errors name, as zex_stream_set_language: ZEX_LANGUAGE_C until set. */
 zex_result_t zex_graph_set_language(zex_graph_t graph, zex_language_t language);
+/* Early stop for the graph's launches recorded after this call (on != 0), as Graph::stop_on_throw: in an
+ * execution where a launch throws, the launches after it return at once. ZEX_1.3. */
+zex_result_t zex_graph_set_stop_on_throw(zex_graph_t graph, int on);
 /* Records a launch, arguments as zex_stream_launch (captured now); file/line: its launch site (NULL: none;
  * the pointer is kept as long as the graph). ZEX_ERROR_INVALID_STATE once the graph is closed. */
 zex_result_t zex_graph_launch_at(zex_graph_t graph, zex_kernel_t kernel, const zex_launch_config_t* config,

@@ -306,3 +306,45 @@ def test_stream_execute(ctx, dev, mod, stream):
         stream.synchronize()
     finally:
         s.close()
+
+
+def test_stop_on_throw(ctx, dev, mod, stream, queue):
+    """stop_on_throw=True: on a stream, a launch after a throw skips until synchronize; in a graph, the
+    launches after the throwing one skip in that execution only."""
+    maybe = mod.kernel("maybe_throw")
+    words = ctx.alloc_shared(64)
+    w = np.frombuffer(words, np.uint32)
+    w[:] = 0
+    first, second = ctx.alloc_shared(64), ctx.alloc_shared(64)
+    fv, sv = np.frombuffer(first, np.uint32), np.frombuffer(second, np.uint32)
+    fv[:] = 0
+    sv[:] = 0
+    stream.launch(maybe, 1, 16, first, u32(1))
+    stream.launch(maybe, 1, 16, second, u32(0), stop_on_throw=True)
+    with pytest.raises(zex.KernelException) as ei:
+        stream.synchronize()
+    assert ei.value.name == "StreamError"
+    assert fv[0] == 15 and sv[0] == 0
+    stream.launch(maybe, 1, 16, second, u32(0), stop_on_throw=True)
+    stream.launch(maybe, 1, 16, second, u32(0))
+    stream.synchronize()
+    assert sv[0] == 32
+    counter, plan, after = ctx.alloc_shared(64), ctx.alloc_shared(64), ctx.alloc_shared(64)
+    cv, pv, av = (np.frombuffer(b, np.uint32) for b in (counter, plan, after))
+    cv[:] = 0
+    pv[:] = 0
+    av[:] = 0
+    pv[1] = 1  # execution 1 throws
+    with zex.Graph(dev, "stop") as g:
+        g.launch(mod.kernel("count_execution"), 1, 1, counter)
+        g.launch(mod.kernel("plan_throw"), 1, 4, plan, counter, u32(16))
+        g.launch(mod.kernel("count_execution"), 1, 1, after, stop_on_throw=True)
+        g.finalize()
+        for _ in range(3):
+            queue.execute(g)
+        with pytest.raises(zex.KernelException) as ei:
+            queue.synchronize()
+        assert ei.value.execution == 1 and ei.value.executions_thrown == 1
+    assert cv[0] == 3 and av[0] == 2
+    for b in (words, first, second, counter, plan, after):
+        b.free()

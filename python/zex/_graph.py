@@ -71,11 +71,12 @@ class Graph(_Handle):
             self._cell.close(check=False)
             _raise_last(r, lib)
 
-    def launch(self, kernel, groups, group_size, *args, debug_level=-1):
+    def launch(self, kernel, groups, group_size, *args, debug_level=-1, stop_on_throw=False):
         """Records `kernel` as Stream.launch appends it (same arguments, same checks, the caller's line
         as the launch site of a throw in any execution). Arguments are captured now: a SharedBuffer's
-        contents are read by each execution, a scalar's value is the one given here."""
-        _launch(self, "Graph", kernel, groups, group_size, args, debug_level, sys._getframe(1))
+        contents are read by each execution, a scalar's value is the one given here. stop_on_throw=True:
+        in an execution where an earlier launch threw, this one returns at once."""
+        _launch(self, "Graph", kernel, groups, group_size, args, debug_level, sys._getframe(1), stop_on_throw)
 
     def finalize(self):
         """Ends the recording (zex's epilogue, then zeCommandListClose); idempotent. Launching after it

@@ -203,6 +203,8 @@ DECLARATIONS = {
     "zex_graph_create": (_res, (_h, _str, _hp)),
     "zex_graph_adopt": (_res, (_h, _h, _str, _hp)),
     "zex_graph_set_language": (_res, (_h, ctypes.c_int)),
+    "zex_graph_set_stop_on_throw": (_res, (_h, ctypes.c_int)),
+    "zex_stream_set_stop_on_throw": (_res, (_h, ctypes.c_int)),
     "zex_graph_launch_at": (_res, (_h, _h, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, _str,
                                    ctypes.c_uint32)),
     "zex_graph_close": (_res, (_h,)),
@@ -243,6 +245,8 @@ OPTIONAL = {"zex_module_build_log", "zex_last_device_report", "zex_last_device_c
 GRAPHS = {name for name in DECLARATIONS if name.startswith(("zex_graph_", "zex_queue_", "zex_exception_other"))} | {
     "zex_stream_execute"}
 OPTIONAL |= GRAPHS
+# Version node ZEX_1.3 (early stop): without them, launch(stop_on_throw=True) raises LibraryVersionError.
+OPTIONAL |= {"zex_stream_set_stop_on_throw", "zex_graph_set_stop_on_throw"}
 
 
 def package_dir():

@@ -143,12 +143,25 @@ def _keep_in_use(refs, kernel, buffers):
                 b._cell.inflight += 1
 
 
-def _launch(owner, what, kernel, groups, group_size, args, debug_level, f):
+def _launch(owner, what, kernel, groups, group_size, args, debug_level, f, stop_on_throw=False):
     """Stream.launch and Graph.launch: checks, packs and calls owner._launch (zex_stream_launch_at or
-    zex_graph_launch_at) with the launch site of frame `f`, then keeps the kernel and buffers in use."""
+    zex_graph_launch_at) with the launch site of frame `f`, then keeps the kernel and buffers in use.
+    stop_on_throw: the owner's C setting (zex_*_set_stop_on_throw) is switched only when it changes."""
     h = owner._cell.handle
     if h is None:
         raise _closed(what)
+    stop = bool(stop_on_throw)
+    if stop is not getattr(owner, "_stop", False):
+        setter = getattr(owner._lib, "zex_stream_set_stop_on_throw" if what == "Stream" else "zex_graph_set_stop_on_throw",
+                         None)
+        if setter is None:
+            raise L.LibraryVersionError("zex: %s has no zex_%s_set_stop_on_throw (version node ZEX_1.3): "
+                                        "stop_on_throw= needs the libzex of this Python package's zex"
+                                        % (L.library_path(), what.lower()), L.C_API_VERSION, L.library_path())
+        r = setter(h, 1 if stop else 0)
+        if r:
+            _raise_last(r, owner._lib)
+        owner._stop = stop
     if type(kernel) is not Kernel and not isinstance(kernel, Kernel):
         raise InvalidArgument("zex: %s.launch takes a zex.Kernel first, not %s" % (what, type(kernel).__name__))
     kh = kernel._cell.handle
@@ -207,7 +220,7 @@ class Stream(_Handle):
             self._cell.close(check=False)
             _raise_last(r, lib)
 
-    def launch(self, kernel, groups, group_size, *args, debug_level=-1):
+    def launch(self, kernel, groups, group_size, *args, debug_level=-1, stop_on_throw=False):
         """Appends `kernel` with `groups` work-groups of `group_size` work-items (ints or sequences of
         up to 3 ints) and the kernel's arguments, without its zex_state_t (zex appends it): ctypes
         scalars or structures (ctypes.c_uint32(n), ...), SharedBuffers (passed as pointers),
@@ -216,8 +229,12 @@ class Stream(_Handle):
 
         The caller's file and line (its frame, sys._getframe(1): one frame, nothing walked) are the
         launch site a KernelException of this launch reports (e.launch_site). A helper that launches
-        for its callers reports its own line."""
-        _launch(self, "Stream", kernel, groups, group_size, args, debug_level, sys._getframe(1))
+        for its callers reports its own line.
+
+        stop_on_throw=True: early stop (docs/integration.md, "Early stop"): once a work-item threw into
+        the stream's report, this launch's later work-groups, and the launch itself if an earlier launch
+        threw since the last synchronize, return at once."""
+        _launch(self, "Stream", kernel, groups, group_size, args, debug_level, sys._getframe(1), stop_on_throw)
 
     def execute(self, graph):
         """Appends one execution of a finalized zex.Graph, in order with the stream's launches (the

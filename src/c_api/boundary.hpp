@@ -61,6 +61,7 @@ struct zex_kernel_s {
 struct zex_stream_s {
   zex::Stream s;
   zex::Language lang = zex::Language::C;  // what its launch errors name (zex_stream_set_language)
+  bool stop_on_throw = false;             // zex_stream_set_stop_on_throw: launches from now on
 };
 
 struct zex_graph_s {

@@ -30,6 +30,14 @@ zex_result_t zex_graph_set_language(zex_graph_t graph, zex_language_t language) 
   return set_language(__func__, graph->lang, language);
 }
 
+zex_result_t zex_graph_set_stop_on_throw(zex_graph_t graph, int on) {
+  ZEX_REQUIRE(graph);
+  return guard([&] {
+    graph->g.stop_on_throw(on != 0);
+    return ZEX_SUCCESS;
+  });
+}
+
 zex_result_t zex_graph_launch_at(zex_graph_t graph, zex_kernel_t kernel, const zex_launch_config_t* config,
                                  uint32_t num_args, const zex_arg_t* args, const char* file, uint32_t line) {
   ZEX_REQUIRE(graph);

@@ -194,6 +194,12 @@ zex_result_t zex_stream_set_language(zex_stream_t stream, zex_language_t languag
   return set_language(__func__, stream->lang, language);
 }
 
+zex_result_t zex_stream_set_stop_on_throw(zex_stream_t stream, int on) {
+  ZEX_REQUIRE(stream);
+  stream->stop_on_throw = on != 0;
+  return ZEX_SUCCESS;
+}
+
 static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel_t kernel,
                            const zex_launch_config_t* config, uint32_t num_args, const zex_arg_t* args,
                            const char* file, uint32_t line) {
@@ -202,7 +208,8 @@ static zex_result_t launch(const char* function, zex_stream_t stream, zex_kernel
   if (__builtin_expect(config == nullptr, 0)) return null_argument(function, "config");
   if (num_args != 0 && args == nullptr) return null_argument(function, "args");
   return guard([&] {
-    const zex::LaunchConfig cfg = launch_config(*config);
+    zex::LaunchConfig cfg = launch_config(*config);
+    cfg.stop_on_throw = stream->stop_on_throw;
     // Read in place, and only once the count is the kernel's: a wrong num_args (0xffffffff) must neither
     // allocate nor read past the caller's array.
     stream->s.launch_args(kernel->k, cfg, args, num_args, file, line, stream->lang);

@@ -82,6 +82,7 @@ struct Graph::State {
   // Queue::execute() rethrow it.
   std::exception_ptr failed;
   bool appended = false;  // a launch was recorded: the next one gets a barrier first
+  bool stop_all = false;  // stop_on_throw(true): launches recorded from now on stop on throw
   uint64_t next_id = 1;
   Record record;  // every launch of the graph, for as long as the graph lives
   int env_level = 1;
@@ -271,6 +272,13 @@ int Graph::level_for(int requested) const {
   throw InvalidArgument("zex::Graph::launch: debug_level " + std::to_string(requested) +
                         " is not a debug level; use 0, 1, 2, or -1 for the default (ZEX_DEBUG_LEVEL, else 1)");
 }
+
+int Graph::variant_for(const LaunchConfig& cfg) const {
+  return detail::variant_of(level_for(cfg.debug_level), cfg.stop_on_throw || live().stop_all);
+}
+
+void Graph::stop_on_throw(bool on) { live().stop_all = on; }
+bool Graph::stop_on_throw() const { return live().stop_all; }
 
 Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg,
                                    Language lang) {

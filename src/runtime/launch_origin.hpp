@@ -13,10 +13,11 @@ namespace detail {
 template <class Run>
 ThrowOrigin origin_of(const Run* run, int fallback_level) {
   ThrowOrigin o;
-  o.launch_level = run ? run->level : fallback_level;
+  // A run's level is the variant it launched (detail::variant_of): the level, with or without early stop.
+  o.launch_level = run ? run->level % kLevels : fallback_level;
   if (!run) return o;
   o.kernel_name = *run->kernel->name;
-  o.known = run->kernel->module->known_strings(o.launch_level);
+  o.known = run->kernel->module->known_strings(run->level);
   o.sites = &run->kernel->module->sites();
   o.site_base = run->kernel->module->site_base();
   if (run->file) o.launch_site = SourceLocation{run->file, run->line};

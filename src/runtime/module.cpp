@@ -103,14 +103,25 @@ ModuleState::~ModuleState() {
     if (m) zeModuleDestroy(m);
 }
 
-ze_module_handle_t ModuleState::native(int level) {
+ze_module_handle_t ModuleState::native(int variant) {
   LockGuard lock(mu_);
-  ze_module_handle_t& m = native_[static_cast<size_t>(level)];
-  if (!m) m = build(level);
+  ze_module_handle_t& m = native_[static_cast<size_t>(variant)];
+  if (!m) m = build(variant);
   return m;
 }
 
-ze_module_handle_t ModuleState::build(int level) {
+ze_module_handle_t ModuleState::build(int variant) {
+  const int level = variant % kLevels;
+  const bool stop = variant >= kLevels;
+  if (stop && stop_spirv_.empty()) {
+    try {
+      stop_spirv_ = spirv_with_stop_checks(spirv_);
+    } catch (const std::invalid_argument& e) {
+      throw zex::InvalidArgument(std::string("zex: cannot build this module for launches with stop_on_throw: ") +
+                                 e.what() + "; launch without stop_on_throw");
+    }
+  }
+  const std::vector<uint32_t>& words = stop ? stop_spirv_ : spirv_;
   // The level, and the site base when zex numbered sites (the module declares the constant only then:
   // a driver refuses a constant the module does not declare).
   uint32_t ids[] = {ZEX_SPEC_ID_DEBUG_LEVEL, ZEX_SPEC_ID_SITE_BASE};
@@ -119,14 +130,14 @@ ze_module_handle_t ModuleState::build(int level) {
   const void* values[] = {&value, &base};
   ze_module_constants_t constants{sites_->empty() ? 1u : 2u, ids, values};
   ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV,
-                        spirv_.size() * sizeof(uint32_t), reinterpret_cast<const uint8_t*>(spirv_.data()), "",
+                        words.size() * sizeof(uint32_t), reinterpret_cast<const uint8_t*>(words.data()), "",
                         &constants};
   ze_module_handle_t m = nullptr;
   ze_module_build_log_handle_t log = nullptr;
   ze_result_t r = zeModuleCreate(dev_->context, dev_->handle, &desc, &m, &log);
   if (r == ZE_RESULT_SUCCESS) {
     if (log) zeModuleBuildLogDestroy(log);
-    record_strings(level, m);
+    record_strings(variant, m);
     return m;
   }
   std::string text;
@@ -140,7 +151,9 @@ ze_module_handle_t ModuleState::build(int level) {
     zeModuleBuildLogDestroy(log);
   }
   if (m) zeModuleDestroy(m);
-  throw ZeError(r, "zeModuleCreate", "building the module for debug level " + std::to_string(level) + " on " + dev_->name,
+  throw ZeError(r, "zeModuleCreate",
+                "building the module for debug level " + std::to_string(level) + (stop ? " with stop_on_throw" : "") +
+                    " on " + dev_->name,
                 {}, text.empty() ? std::string("(the driver gave no build log)") : text);
 }
 
@@ -148,7 +161,7 @@ ze_module_handle_t ModuleState::build(int level) {
 // driver's own answer for where each string zex's passes named ended up. A report address found here
 // is read from the module's SPIR-V, on the host, whether or not zeMemGetAddressRange knows it. Best
 // effort: a string the driver cannot place is left to zeMemGetAddressRange.
-void ModuleState::record_strings(int level, ze_module_handle_t m) {
+void ModuleState::record_strings(int variant, ze_module_handle_t m) {
   auto known = std::make_unique<KnownStrings>();
   for (const auto& [name, bytes] : zex_strings_) {
     size_t size = 0;
@@ -156,7 +169,7 @@ void ModuleState::record_strings(int level, ze_module_handle_t m) {
     if (zeModuleGetGlobalPointer(m, name.c_str(), &size, &p) != ZE_RESULT_SUCCESS || !p) continue;
     known->add(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)), bytes);
   }
-  if (!known->empty()) known_[static_cast<size_t>(level)] = std::move(known);
+  if (!known->empty()) known_[static_cast<size_t>(variant)] = std::move(known);
 }
 
 }  // namespace detail
@@ -207,8 +220,8 @@ Kernel::State::~State() {
     if (l.kernel) zeKernelDestroy(l.kernel);
 }
 
-void Kernel::State::create(int level, Level& l) {
-  ze_module_handle_t m = module->native(level);
+void Kernel::State::create(int variant, Level& l) {
+  ze_module_handle_t m = module->native(variant);
   ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name->c_str()};
   ze_kernel_handle_t k = nullptr;
   check(zeKernelCreate(m, &kd, &k), "zeKernelCreate", ("creating kernel '" + *name + "'").c_str());

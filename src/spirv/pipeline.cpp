@@ -436,5 +436,10 @@ ModuleFacts spirv_module_facts(const std::vector<uint32_t>& words) {
                      zex_string_pairs(m)};
 }
 
+std::vector<uint32_t> spirv_with_stop_checks(const std::vector<uint32_t>& words) {
+  passes::IRContext ctx = passes::IRContext::from_words(words);
+  return passes::add_stop_checks(ctx) == passes::Status::Changed ? ctx.words() : words;
+}
+
 }  // namespace detail
 }  // namespace zex

@@ -66,6 +66,11 @@ struct ModuleFacts {
 };
 /// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 ModuleFacts spirv_module_facts(const std::vector<uint32_t>& words);
+/// The linked module `words` as zex builds it for launches with stop_on_throw: every kernel that takes a
+/// zex_state_t first asks the device library whether to stop (passes/stop_on_throw.cpp).
+/// @throws std::invalid_argument if the words do not parse or the module lacks the library's
+///         zex_stop_requested
+std::vector<uint32_t> spirv_with_stop_checks(const std::vector<uint32_t>& words);
 /// The embedded device library (SPIR-V 1.4 words); empty if zex was built without it.
 const std::vector<uint32_t>& device_library();
 /// The same library as SPIR-V 1.3, for user modules of SPIR-V 1.0-1.3.

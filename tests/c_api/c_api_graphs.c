@@ -138,3 +138,73 @@ void test_stream_execute(Env* e) {
   zex_kernel_destroy(count);
   CHECK(zex_context_free(e->ctx, counter) == ZEX_SUCCESS);
 }
+
+/* Early stop (ZEX_1.3): a stream's launches after zex_stream_set_stop_on_throw skip once a launch threw,
+ * until the synchronize; a graph's launches after zex_graph_set_stop_on_throw skip in an execution where
+ * an earlier one threw. */
+void test_stop_on_throw(Env* e) {
+  zex_stream_t s = NULL;
+  zex_graph_t g = NULL;
+  zex_queue_t q = NULL;
+  zex_kernel_t maybe = NULL, count = NULL, plan_throw = NULL;
+  zex_exception_t ex = NULL;
+  zex_launch_config_t wide = config_1d(1, 16, 1), one = config_1d(1, 1, 1), four = config_1d(1, 4, 1);
+  uint32_t* words = NULL;
+  uint32_t yes = 1, no = 0, len = 1;
+  uint32_t *first, *second, *plan, *after, *counter;
+  zex_arg_t a[3];
+  CHECK(zex_stream_set_stop_on_throw(NULL, 1) == ZEX_ERROR_INVALID_ARGUMENT);
+  CHECK(zex_graph_set_stop_on_throw(NULL, 1) == ZEX_ERROR_INVALID_ARGUMENT);
+  REQUIRE_OK(zex_kernel_create(e->mod, "maybe_throw", &maybe));
+  REQUIRE_OK(zex_kernel_create(e->mod, "count_execution", &count));
+  REQUIRE_OK(zex_kernel_create(e->mod, "plan_throw", &plan_throw));
+  REQUIRE_OK(zex_context_alloc_shared(e->ctx, e->dev, 64, 64, (void**)&words));
+  memset(words, 0, 64);
+  first = words, second = words + 1, plan = words + 2, after = words + 3, counter = words + 4;
+  REQUIRE_OK(zex_stream_create(e->dev, &s));
+  a[0].size = sizeof first;
+  a[0].value = &first;
+  a[1].size = sizeof yes;
+  a[1].value = &yes;
+  REQUIRE_OK(zex_stream_launch(s, maybe, &wide, 2, a));
+  REQUIRE_OK(zex_stream_set_stop_on_throw(s, 1));
+  a[0].value = &second;
+  a[1].value = &no;
+  REQUIRE_OK(zex_stream_launch(s, maybe, &wide, 2, a));
+  CHECK(zex_stream_synchronize(s, &ex) == ZEX_ERROR_KERNEL_EXCEPTION && ex != NULL);
+  zex_exception_destroy(ex);
+  CHECK(*first == 15 && *second == 0);
+  REQUIRE_OK(zex_stream_launch(s, maybe, &wide, 2, a)); /* nothing pending: runs */
+  REQUIRE_OK(zex_stream_synchronize(s, NULL));
+  CHECK(*second == 16);
+  zex_stream_destroy(s);
+
+  *plan = 1; /* execution 0 throws */
+  REQUIRE_OK(zex_graph_create(e->dev, "cstop", &g));
+  REQUIRE_OK(zex_graph_set_stop_on_throw(g, 1));
+  a[0].value = &plan;
+  a[1].size = sizeof counter;
+  a[1].value = &counter;
+  a[2].size = sizeof len;
+  a[2].value = &len;
+  REQUIRE_OK(zex_graph_launch(g, count, &one, 1, &a[1])); /* counter */
+  REQUIRE_OK(zex_graph_launch(g, plan_throw, &four, 3, a));
+  a[0].value = &after;
+  REQUIRE_OK(zex_graph_launch(g, count, &one, 1, a));
+  REQUIRE_OK(zex_graph_close(g));
+  REQUIRE_OK(zex_queue_create(e->dev, &q));
+  REQUIRE_OK(zex_queue_execute(q, g));
+  CHECK(zex_queue_synchronize(q, &ex) == ZEX_ERROR_KERNEL_EXCEPTION && ex != NULL);
+  zex_exception_destroy(ex);
+  CHECK(*counter == 1 && *after == 0);
+  *plan = 0;
+  REQUIRE_OK(zex_queue_execute(q, g));
+  REQUIRE_OK(zex_queue_synchronize(q, NULL));
+  CHECK(*counter == 2 && *after == 1);
+  zex_queue_destroy(q);
+  zex_graph_destroy(g);
+  zex_kernel_destroy(maybe);
+  zex_kernel_destroy(count);
+  zex_kernel_destroy(plan_throw);
+  CHECK(zex_context_free(e->ctx, words) == ZEX_SUCCESS);
+}

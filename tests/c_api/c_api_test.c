@@ -157,6 +157,7 @@ int main(int argc, char** argv) {
   test_events(&e);
   test_graphs(&e);
   test_stream_execute(&e);
+  test_stop_on_throw(&e);
   zex_context_free(e.ctx, e.a);
   zex_context_free(e.ctx, e.b);
   zex_context_free(e.ctx, e.c);

@@ -99,5 +99,6 @@ void test_slots(Env* e);
 /* c_api_graphs.c */
 void test_graphs(Env* e);
 void test_stream_execute(Env* e);
+void test_stop_on_throw(Env* e);
 
 #endif

@@ -23,3 +23,13 @@ __kernel void saxpy(__global float* y, __global const float* x, float a, uint n,
   ZEX_CHECK_BOUNDS(zex, i, n);
   y[i] = a * x[i] + y[i];
 }
+
+// Early stop's saving (bench/zex/queued_bench.cpp, BM_Stop_*): a large launch whose work-items each do
+// `iters` multiply-adds and store the result; work-item 0 of group `thrower` throws first (none if
+// thrower == UINT_MAX).
+__kernel void busy_throw(__global float* out, uint iters, uint thrower, zex_state_t zex) {
+  if (get_group_id(0) == thrower && get_local_id(0) == 0) ZEX_THROW_VALUES(zex, "StopBench", "thrown early", thrower, 0);
+  float v = (float)get_global_id(0);
+  for (uint k = 0; k < iters; ++k) v = v * 0.999f + 1.0f;
+  out[get_global_id(0)] = v;
+}

@@ -19,7 +19,7 @@ class LaunchRecord {
  public:
   struct Run {
     uint64_t first_id;
-    int level;
+    int level;  // the variant launched (detail::variant_of in <zex/module.hpp>): a level, maybe with early stop
     std::shared_ptr<KernelState> kernel;
     const char* file;  // the launch site (LaunchAt): a string literal, compared by address
     uint32_t line;

@@ -51,6 +51,16 @@ inline bool converge_throws_at_barriers(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return converge_throws_at_barriers(c); });
 }
 
+/// Early stop, on a linked module (stop_on_throw.cpp): every kernel whose last parameter is a
+/// zex_state_t gets a new entry block that calls the library's zex_stop_requested and returns if it
+/// says so (the uniform question in kernels with group instructions). Returns Status::Changed if it
+/// changed the module. @throws std::invalid_argument (module unchanged) if the module has no
+/// zex_stop_requested of the library's signature.
+Status add_stop_checks(IRContext& ctx);
+inline bool add_stop_checks(Module& m) {
+  return run_on_module(m, [&](IRContext& c) { return add_stop_checks(c); });
+}
+
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns Status::Changed if it changed the module.
 Status merge_duplicate_builtins(IRContext& ctx);

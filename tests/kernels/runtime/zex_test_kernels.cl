@@ -121,3 +121,24 @@ __kernel void plan_throw(__global const uint* plan, __global const uint* counter
   const uint e = counter[0] - 1u;
   if (get_global_id(0) == 3 && plan[e % len] != 0u) ZEX_THROW_VALUES(zex, "PlanError", "planned throw", e, plan[e % len]);  // LINE:plan_throw
 }
+
+// Early stop (tests/runtime/stop_test.cpp). stop_mark: work-item 0 of group `thrower` throws (none if
+// thrower == UINT_MAX), every other work-item counts itself in done[0] and marks done[1 + gid].
+__kernel void stop_mark(__global uint* done, uint thrower, zex_state_t zex) {
+  if (get_group_id(0) == thrower && get_local_id(0) == 0) ZEX_THROW_VALUES(zex, "StopError", "stop here", thrower, 0);  // LINE:stop_mark
+  atomic_inc(done);
+  done[1 + get_global_id(0)] = 1u;
+}
+// The same with a work-group barrier and __local memory: each group sums its local ids in local
+// memory and work-item 0 adds the sum to done[0]; work-item 0 of group `thrower` throws first.
+__kernel void stop_barrier(__global uint* done, uint thrower, __local uint* scratch, zex_state_t zex) {
+  const uint l = (uint)get_local_id(0);
+  if (get_group_id(0) == thrower && l == 0u) ZEX_THROW_VALUES(zex, "StopError", "stop at a barrier", thrower, 1);  // LINE:stop_barrier
+  scratch[l] = l;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0u) {
+    uint s = 0;
+    for (uint i = 0; i < (uint)get_local_size(0); ++i) s += scratch[i];
+    atomic_add(done, s);
+  }
+}

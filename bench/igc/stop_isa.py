@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Early stop's cost in Intel's compiler (issue 26, item 3; target <= 1.05x ISA): every kernel of the
+project's bench kernels and of the third-party corpus (tests/corpus/checked: Rodinia and PolyBench with
+bounds checks, origin and licence in tests/corpus/README.md), linked as zex::Module links it and then
+with the stop checks (`zex-spirv stop`), compiled with ocloc for each device at each level; prints the
+ISA bytes of both, the ratio per kernel, the geometric mean per set, and any SIMD width or per-thread
+memory difference.
+
+  python3 bench/igc/stop_isa.py --zex-spirv build/tools/zex-spirv [--devices dg2,pvc] [--levels 0,1,2]
+"""
+import argparse
+import concurrent.futures
+import glob
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import igclib  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SETS = {
+    'project': [os.path.join(ROOT, 'bench/zex/kernels/bench_kernels.cl')]
+    + sorted(glob.glob(os.path.join(ROOT, 'tests/kernels/igc_bench/*.cl'))),
+    'corpus': sorted(glob.glob(os.path.join(ROOT, 'tests/corpus/checked/*.cl'))),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--zex-spirv')
+    ap.add_argument('--devices', default='dg2')
+    ap.add_argument('--levels', default='1')
+    ap.add_argument('--jobs', type=int, default=2)
+    a = ap.parse_args()
+    ocloc = igclib.Ocloc(force_process=True)
+    if not ocloc.available():
+        print('SKIP: ocloc is not installed (Debian package intel-opencl-icd)')
+        return 77
+    tc = igclib.Toolchain(a.zex_spirv)
+    includes = [os.path.join(ROOT, 'device', 'include'), os.path.join(ROOT, 'include'),
+                os.path.join(ROOT, 'tests/kernels/igc_bench'), os.path.join(ROOT, 'tests/corpus/checked')]
+    levels = [int(x) for x in a.levels.split(',')]
+    with tempfile.TemporaryDirectory(prefix='zex-stop-isa-') as work:
+        jobs = []  # (set, source, kernels, level, variant, spv bytes)
+        for set_name, sources in SETS.items():
+            for src in sources:
+                base = os.path.join(work, set_name + '_' + os.path.basename(src)[:-3])
+                tc.cl_to_spv(src, base + '.spv', includes=includes)
+                subprocess.run([tc.zex_spirv, 'link', base + '.spv', '-o', base + '_plain.spv'], check=True)
+                subprocess.run([tc.zex_spirv, 'stop', base + '.spv', '-o', base + '_stop.spv'], check=True)
+                kernels = subprocess.run([tc.zex_spirv, 'kernels', base + '_plain.spv'], check=True,
+                                         stdout=subprocess.PIPE).stdout.decode().split()
+                for level in levels:
+                    for variant in ('plain', 'stop'):
+                        out = tc.specialize(base + f'_{variant}.spv', base + f'_{variant}{level}.spv',
+                                            {igclib.ZEX_SPEC_ID_DEBUG_LEVEL: level})
+                        jobs.append((set_name, src, kernels, level, variant, open(out, 'rb').read()))
+        work_items = [(dev, j) for dev in a.devices.split(',') for j in jobs]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            bins = list(pool.map(lambda w: ocloc.compile(w[1][5], w[0])[0], work_items))
+        metrics = {}
+        for (dev, (set_name, src, kernels, level, variant, _)), zebin in zip(work_items, bins):
+            for k in kernels:
+                metrics[(dev, set_name, os.path.basename(src), k, level, variant)] = igclib.zebin_metrics(zebin, k)
+    for dev in a.devices.split(','):
+        for level in levels:
+            for set_name in SETS:
+                ratios, worst = [], (0, '')
+                for (d, s, src, k, lv, v), m in sorted(metrics.items()):
+                    if d != dev or s != set_name or lv != level or v != 'plain':
+                        continue
+                    st = metrics[(d, s, src, k, lv, 'stop')]
+                    r = st['isa_bytes'] / m['isa_bytes']
+                    ratios.append(r)
+                    worst = max(worst, (r, f'{src}:{k}'))
+                    note = ''
+                    if st['simd_size'] != m['simd_size']:
+                        note += f'  SIMD {m["simd_size"]} -> {st["simd_size"]}'
+                    if st['per_thread_memory_bytes'] != m['per_thread_memory_bytes']:
+                        note += f'  per-thread memory {m["per_thread_memory_bytes"]} -> {st["per_thread_memory_bytes"]}'
+                    print(f'{dev} L{level} {set_name:8s} {src:28s} {k:28s} {m["isa_bytes"]:7d} -> {st["isa_bytes"]:7d} B  {r:.3f}x{note}')
+                if ratios:
+                    g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+                    print(f'== {dev} level {level} {set_name}: {len(ratios)} kernels, geomean {g:.3f}x, '
+                          f'worst {worst[0]:.3f}x ({worst[1]})')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
