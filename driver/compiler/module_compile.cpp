@@ -77,6 +77,7 @@ ze_result_t build_for_pocl(llvm::Module& mod, const char* build_flags,
                            CompiledProgram* out) {
   size_t max_group = 4096;
   clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_group, &max_group, nullptr);
+  lower_stop_check_loads(mod);
   std::string group_err;
   if (!define_group_builtins(mod, max_group, &group_err)) {
     out->log += group_err;

@@ -1,6 +1,8 @@
-// zex-cpu's IR rewrites before PoCL sees a kernel: leftover builtin variables, inlining, bounds
+// zex-cpu's IR rewrites before PoCL sees a kernel: leftover builtin variables, the stop check's loads, inlining, bounds
 // versioning, defined phis and single exits.
 #include "compiler_test_util.hpp"
+
+#include <llvm/IR/InstIterator.h>
 
 namespace zexcpu {
 namespace {
@@ -56,6 +58,40 @@ TEST(IrFixups, PoclNames) {
   ASSERT_TRUE(m);
   ASSERT_TRUE(use_pocl_name(*m, m->getFunction("_Z9mem_fencej")));
   EXPECT_TRUE(m->getFunction("_Z13_cl_mem_fencej"));
+}
+
+
+// --- stop_loads.cpp ----------------------------------------------------------------------------------
+
+// zex_stop_requested as llvm-spirv reads it: atomic_add(p, 0) for each OpAtomicLoad. The claim word's read
+// becomes a hoistable unordered invariant load, the status's an acquire load; atomic_add(p, 0) elsewhere
+// (a user's read-modify-write) and a non-zero add stay calls.
+TEST(StopLoads, TheStopChecksReadsBecomeLoads) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i32 @_Z10atomic_addPU3AS1Vii(i32 addrspace(1)*, i32)\n"
+                    "define spir_func i32 @zex_stop_requested(i64 %report, i64 %claim, i64 %id, i32 %u) {\n"
+                    "  %c = inttoptr i64 %claim to i32 addrspace(1)*\n"
+                    "  %owner = call spir_func i32 @_Z10atomic_addPU3AS1Vii(i32 addrspace(1)* %c, i32 0)\n"
+                    "  %s = inttoptr i64 %report to i32 addrspace(1)*\n"
+                    "  %status = call spir_func i32 @_Z10atomic_addPU3AS1Vii(i32 addrspace(1)* %s, i32 0)\n"
+                    "  %bump = call spir_func i32 @_Z10atomic_addPU3AS1Vii(i32 addrspace(1)* %s, i32 1)\n"
+                    "  %r = add i32 %owner, %status\n  ret i32 %r\n}\n"
+                    "define spir_kernel void @k(i32 addrspace(1)* %p) {\n"
+                    "  %v = call spir_func i32 @_Z10atomic_addPU3AS1Vii(i32 addrspace(1)* %p, i32 0)\n  ret void\n}\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(lower_stop_check_loads(*m), 2u);
+  EXPECT_EQ(verify(*m), "");
+  std::vector<llvm::LoadInst*> loads;
+  for (llvm::Instruction& i : llvm::instructions(*m->getFunction("zex_stop_requested")))
+    if (auto* l = llvm::dyn_cast<llvm::LoadInst>(&i)) loads.push_back(l);
+  ASSERT_EQ(loads.size(), 2u);
+  EXPECT_EQ(loads[0]->getOrdering(), llvm::AtomicOrdering::Unordered);
+  EXPECT_TRUE(loads[0]->hasMetadata(llvm::LLVMContext::MD_invariant_load));
+  EXPECT_EQ(loads[1]->getOrdering(), llvm::AtomicOrdering::Acquire);
+  EXPECT_FALSE(loads[1]->hasMetadata(llvm::LLVMContext::MD_invariant_load));
+  EXPECT_EQ(m->getFunction("_Z10atomic_addPU3AS1Vii")->getNumUses(), 2u) << "the add of 1 and the kernel's read";
+  EXPECT_EQ(lower_stop_check_loads(*m), 0u) << "nothing left to change";
 }
 
 // --- inline.cpp ---------------------------------------------------------------------------------------

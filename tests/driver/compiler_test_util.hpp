@@ -1,7 +1,7 @@
 // IR-level tests of zex-cpu's compiler steps (driver/compiler/), each called directly on small inputs,
 // one file per stage: compiler_input_test.cpp (the SPIR-V check, the translation cache, PoCL's options),
 // compiler_group_test.cpp (the group builtins, run with LLVM's interpreter on known inputs),
-// compiler_ir_test.cpp (leftover builtin variables, inlining, bounds versioning, defined phis, single
+// compiler_ir_test.cpp (leftover builtin variables, the stop check's loads, inlining, bounds versioning, defined phis, single
 // exits) and compiler_module_test.cpp (kernel names, kernel metadata, program globals).
 // The driver as a whole is tested through the loader (driver_conformance); this executable links the
 // compiler's static library instead.

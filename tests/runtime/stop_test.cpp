@@ -47,8 +47,7 @@ TEST(Stop, NothingThrownRunsEveryWorkItem) {
 }
 
 // A throw in the first work-group: without stop every other work-item runs; with it, the groups that
-// start after the claim skip their work (on zex-cpu's two threads nearly all of them), and the first
-// group's own later work-items too.
+// start after the claim skip their work (on zex-cpu's two threads nearly all of them).
 TEST(Stop, ThrowInTheFirstGroupSkipsTheRest) {
   zex::Kernel k = env().mod.kernel("stop_mark");
   zex::Stream s(env().dev);
@@ -72,7 +71,16 @@ TEST(Stop, ThrowInTheFirstGroupSkipsTheRest) {
       uint32_t marked = 0;
       for (uint32_t i = 0; i < kTotal; ++i) marked += done[1 + i];
       EXPECT_EQ(marked, done[0]) << "a skipped work-item does nothing at all";
-      EXPECT_EQ(done[1 + 1], 0u) << "the thrower's group: the work-items after it see the claim";
+      // Whole groups skip: a group checks when its work-items start (on zex-cpu once per group, before
+      // PoCL's loop over them; on a GPU as its hardware threads start), so the thrower's own group may
+      // finish and a group is not asked to stop part-way.
+      uint32_t skipped_groups = 0;
+      for (uint32_t g = 1; g < kGroups; ++g) {
+        uint32_t in_group = 0;
+        for (uint32_t i = 0; i < kItems; ++i) in_group += done[1 + g * kItems + i];
+        skipped_groups += in_group == 0;
+      }
+      EXPECT_GE(skipped_groups, kGroups / 2) << "most groups skip entirely";
     }
   }
   // The stream is usable, and a stop_on_throw launch runs fully again after the synchronize.
