@@ -4,6 +4,7 @@
 namespace zex_bench {
 
 Env* g_env = nullptr;
+const char* g_spv_path = nullptr;
 
 std::vector<zex::Stream>& idle_streams() {
   static std::vector<zex::Stream> v;

@@ -41,6 +41,7 @@ struct Env {
   }
 };
 extern Env* g_env;  // never destroyed: see tests/runtime/zex_fixture.hpp
+extern const char* g_spv_path;  // the kernels' SPIR-V (zex_bench's first argument)
 
 // Idle streams that exist during a benchmark: they hold slots (and on a GPU, slabs that every launch
 // makes resident), which must not slow the measured stream down.
@@ -193,6 +194,7 @@ void BM_SyncOnly_Zex(benchmark::State& state);
 void BM_SyncToCatch_Zex(benchmark::State& state);
 void BM_Graph_Raw(benchmark::State& state);
 void BM_Graph_Zex(benchmark::State& state);
+void BM_Graph_ZexDebugInfo(benchmark::State& state);
 void BM_Graph_RawFloor(benchmark::State& state);
 void BM_ContextAdopt(benchmark::State& state);
 

@@ -62,9 +62,10 @@ void graph_raw(benchmark::State& state, bool floor) {
 void BM_Graph_Raw(benchmark::State& state) { graph_raw(state, false); }
 void BM_Graph_RawFloor(benchmark::State& state) { graph_raw(state, true); }
 
-void BM_Graph_Zex(benchmark::State& state) {
+namespace {
+void graph_zex(benchmark::State& state, const zex::Module& mod) {
   const uint32_t items = uint32_t(state.range(0));
-  zex::Kernel k = g_env->mod.kernel("empty");
+  zex::Kernel k = mod.kernel("empty");
   zex::Graph graph(g_env->dev, "bench");
   zex::LaunchConfig cfg = one_item();
   cfg.group_size = {items, 1, 1};
@@ -76,6 +77,21 @@ void BM_Graph_Zex(benchmark::State& state) {
     q.synchronize();
   }
   state.SetItemsProcessed(state.iterations() * kGraphExecutions);
+}
+}  // namespace
+
+void BM_Graph_Zex(benchmark::State& state) { graph_zex(state, g_env->mod); }
+
+// The same graph from the module built with -g (bench_kernels_g.spv beside the first): debug
+// information must cost the executions nothing (it changes the build, not the code that runs).
+void BM_Graph_ZexDebugInfo(benchmark::State& state) {
+  static zex::Module* mod = [] {
+    std::string path = g_spv_path;
+    const size_t dot = path.rfind(".spv");
+    path = dot == std::string::npos ? path : path.substr(0, dot) + "_g.spv";
+    return new zex::Module(g_env->dev, read_file(path.c_str()));  // never destroyed, as g_env
+  }();
+  graph_zex(state, *mod);
 }
 
 }  // namespace zex_bench

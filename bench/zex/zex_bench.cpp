@@ -75,6 +75,8 @@ BENCHMARK(BM_Graph_Raw)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_Zex)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_Raw)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_Zex)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Graph_ZexDebugInfo)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Graph_ZexDebugInfo)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_RawFloor)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_RawFloor)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SyncOnly_Raw)->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -89,6 +91,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    g_spv_path = argv[1];
     g_env = new Env(read_file(argv[1]));  // never destroyed: see tests/runtime/zex_fixture.hpp
     {
       const std::vector<char> spv = read_file(argv[1]);
@@ -169,6 +172,10 @@ int main(int argc, char** argv) {
       if (z > 0 && f > 0)
         std::printf("  graph of 10 launches x%s items: zex %7.3f us, raw + one launch of a second kernel %7.3f us per execution: median %.3fx, fastest %.3fx\n",
                     n, z / 1e3 / kGraphExecutions, f / 1e3 / kGraphExecutions, z / f, zf / ff);
+      const double g = rep.median(std::string("BM_Graph_ZexDebugInfo/") + n);
+      if (z > 0 && g > 0)
+        std::printf("  graph of 10 launches x%s items, module built with -g: %7.3f us per execution, %.3fx the module without\n",
+                    n, g / 1e3 / kGraphExecutions, g / z);
     }
     ratio("launch+sync zex, 100 vs 1 streams", "BM_LaunchSync_Zex/100", "BM_LaunchSync_Zex/1");
     ratio("launch+sync zex, 1000 vs 1 streams", "BM_LaunchSync_Zex/1000", "BM_LaunchSync_Zex/1");

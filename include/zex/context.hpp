@@ -29,6 +29,10 @@ struct DeviceInfo {
   // "Waiting"): with a host synchronize and in-order lists, launches carry no event at all.
   ze_newer::CommandListHostSynchronizeFn host_synchronize = nullptr;  // null: wait through events
   ze_newer::CommandListImmediateAppendFn immediate_append = nullptr;  // null: Stream::execute refuses
+  // Mutable command lists with kernel-argument updates (Graph::update); both null: the graph's list is
+  // recorded again instead.
+  ze_newer::GetNextCommandIdFn next_command_id = nullptr;
+  ze_newer::UpdateMutableCommandsFn update_mutable = nullptr;
   ze_command_queue_flags_t list_flags = 0;  // ZE_COMMAND_QUEUE_FLAG_IN_ORDER where the API has it
   bool lists_in_order = false;              // the flag is set, or the driver is known to be in order
 };

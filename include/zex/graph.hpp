@@ -21,10 +21,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace zex {
 
 class Queue;
+
+/// A launch recorded in a Graph, for Graph::update: its number, 1 for the graph's first launch, 2 for
+/// the second, and so on in recording order (the C API and Python use the number itself).
+struct GraphLaunch {
+  uint64_t number = 0;
+};
 
 /// Launches recorded once into a regular command list, then executed any number of times on a
 /// zex::Queue. Move-only. Record from one thread; execute from any (a graph's executions are
@@ -56,7 +63,7 @@ class Graph {
   /// for the exception of any execution in which it throws. Argument rules as Stream::launch.
   /// @throws std::invalid_argument, ZeError as Stream::launch; std::logic_error once closed
   template <class... Args>
-  void launch(const Kernel& kernel, LaunchAt at, const Args&... args) {
+  GraphLaunch launch(const Kernel& kernel, LaunchAt at, const Args&... args) {
     try {
       const LaunchConfig& cfg = at.cfg;
       const int level = variant_for(cfg);
@@ -65,10 +72,15 @@ class Graph {
       Kernel::Level& l = begin_launch(kernel, ks, level, sizeof...(Args), cfg);
       const uint8_t* kinds = ks.param_kinds.data();
       (void)kinds;
-      uint32_t i = 0;
-      (void)i;
-      ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
-      append_launch(kernel, ks, l, level, static_cast<uint32_t>(sizeof...(Args)), cfg.groups, at.file, at.line);
+      detail::CapturedArgs cap;  // kept for update(): what the driver was given
+      {
+        detail::CaptureScope scope(cap);
+        uint32_t i = 0;
+        (void)i;
+        ((detail::capture(cap, i, args), detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
+      }
+      return append_launch(kernel, ks, l, level, static_cast<uint32_t>(sizeof...(Args)), cfg.groups, at.file, at.line,
+                           std::move(cap));
     } catch (...) {
       recording_failed(kernel);
       throw;
@@ -80,24 +92,76 @@ class Graph {
   /// the kernel's. `file` and `line`: the launch site a throw reports (null: none; the pointer is kept
   /// for the graph's life). Checks and errors as Stream::launch_args, in `lang`'s words.
   template <class Arg>
-  void launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Arg* args, size_t count,
-                   const char* file = nullptr, uint32_t line = 0, Language lang = Language::Cpp) {
+  GraphLaunch launch_args(const Kernel& kernel, const LaunchConfig& cfg, const Arg* args, size_t count,
+                          const char* file = nullptr, uint32_t line = 0, Language lang = Language::Cpp) {
     try {
       const int level = variant_for(cfg);
       Kernel::State& ks = kernel.live();
       detail::LockGuard lock(ks.mu);
       Kernel::Level& l = begin_launch(kernel, ks, level, count, cfg, lang);
       const uint32_t n = static_cast<uint32_t>(count);
+      detail::CapturedArgs cap;
       for (uint32_t i = 0; i < n; ++i) {
         ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
         if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
+        cap.put(i, args[i].size, args[i].value);
       }
-      append_launch(kernel, ks, l, level, n, cfg.groups, file, file ? line : 0);
+      return append_launch(kernel, ks, l, level, n, cfg.groups, file, file ? line : 0, std::move(cap));
     } catch (...) {
       recording_failed(kernel);
       throw;
     }
   }
+
+  /// Changes the arguments of a recorded launch (`launch`, from launch()) for the executions submitted
+  /// after this call: all of its arguments again, with launch()'s rules and checks (pointers, scalars,
+  /// zex::local sizes; the zex_state_t stays zex's). Only the arguments that differ are changed. On a
+  /// driver with mutable command lists (spec 1.9, kernel-argument updates) the recorded command is
+  /// updated in place (zeCommandListUpdateMutableCommandsExp, then zeCommandListClose); else zex records
+  /// the graph's list again from what it kept (docs/design.md, "Updating a recorded launch"), which it can
+  /// do only for a list it owns and whose handle() was not handed out while recording (the runtime's own
+  /// appends cannot be recorded again). The graph's executions in flight on a Queue are waited for first
+  /// (their throws are kept for the next synchronize). A bad argument throws and changes nothing; a
+  /// driver's failure to update or record again fails the graph as a recording error does.
+  /// @throws std::invalid_argument (bad arguments, an unknown launch), std::logic_error (not closed,
+  ///         in flight on a Stream, an adopted or handed-out list without mutable lists), ZeError
+  template <class... Args>
+  void update(GraphLaunch launch, const Args&... args) {
+    detail::CapturedArgs cap;
+    {
+      Kernel::State& ks = update_kernel(launch);
+      detail::LockGuard lock(ks.mu);
+      Kernel::Level& l = begin_update(launch, ks, sizeof...(Args));
+      const uint8_t* kinds = ks.param_kinds.data();
+      (void)kinds;
+      detail::CaptureScope scope(cap);
+      uint32_t i = 0;
+      (void)i;
+      ((detail::capture(cap, i, args), detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
+    }
+    finish_update(launch, std::move(cap));
+  }
+  /// update() with arguments known only at run time (the C API, bindings), as launch_args().
+  template <class Arg>
+  void update_args(GraphLaunch launch, const Arg* args, size_t count, Language lang = Language::Cpp) {
+    detail::CapturedArgs cap;
+    {
+      Kernel::State& ks = update_kernel(launch);
+      detail::LockGuard lock(ks.mu);
+      Kernel::Level& l = begin_update(launch, ks, count, lang);
+      for (uint32_t i = 0; i < static_cast<uint32_t>(count); ++i) {
+        ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
+        if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
+        cap.put(i, args[i].size, args[i].value);
+      }
+    }
+    finish_update(launch, std::move(cap));
+  }
+  /// Launches recorded so far (the last one's GraphLaunch::number).
+  uint64_t launches() const;
+  /// Whether update() changes launches in place (the driver's mutable command lists) rather than by
+  /// recording the list again.
+  bool updates_in_place() const;
 
   /// Ends the recording: the epilogue (a barrier and zex's one-work-item launch), then
   /// zeCommandListClose. Idempotent.
@@ -150,8 +214,13 @@ class Graph {
   // What launch() does before and after setting the arguments (compiled).
   Kernel::Level& begin_launch(const Kernel& kernel, Kernel::State& ks, int level, size_t n, const LaunchConfig& cfg,
                               Language lang = Language::Cpp);
-  void append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n, const Dim3& g,
-                     const char* file, uint32_t line);
+  GraphLaunch append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n,
+                            const Dim3& g, const char* file, uint32_t line, detail::CapturedArgs&& args);
+  // update()'s parts: the launch's kernel (checks the graph and the number), its kernel object with
+  // the argument count checked (ks.mu held), and the rest (compiled).
+  Kernel::State& update_kernel(GraphLaunch launch);
+  Kernel::Level& begin_update(GraphLaunch launch, Kernel::State& ks, size_t n, Language lang = Language::Cpp);
+  void finish_update(GraphLaunch launch, detail::CapturedArgs&& args);
   // In launch()'s catch: keeps the current exception, annotated, as the graph's recording failure
   // (nothing if the graph is closed, moved from, or failed already). Never throws.
   void recording_failed(const Kernel& kernel) noexcept;

@@ -216,6 +216,16 @@ zex_result_t zex_graph_launch(zex_graph_t graph, zex_kernel_t kernel, const zex_
 #define zex_graph_launch(graph, kernel, config, num_args, args) \
   zex_graph_launch_at((graph), (kernel), (config), (num_args), (args), __FILE__, (uint32_t)__LINE__)
 #endif
+/* Launches recorded so far: the number of the last one (launches are numbered 1, 2, ... in recording
+ * order). 0 if graph is NULL. ZEX_1.4. */
+uint64_t zex_graph_launches(zex_graph_t graph);
+/* Changes the arguments of launch number `launch` of a closed graph for the executions submitted after
+ * this call (zex::Graph::update): all of its arguments again, as zex_graph_launch takes them; only those
+ * that differ change. In place on a driver with mutable command lists, else the list is recorded again
+ * (ZEX_ERROR_INVALID_STATE for an adopted list, or one whose zex_graph_handle was taken while recording).
+ * Waits for the graph's executions in flight on a queue first (their throws are kept for the next
+ * zex_queue_synchronize); ZEX_ERROR_INVALID_STATE while in flight on a stream. ZEX_1.4. */
+zex_result_t zex_graph_update(zex_graph_t graph, uint64_t launch, uint32_t num_args, const zex_arg_t* args);
 /* Ends the recording (idempotent). */
 zex_result_t zex_graph_close(zex_graph_t graph);
 /* Executions submitted so far (the next one's index); 0 if graph is NULL. */

@@ -348,3 +348,64 @@ def test_stop_on_throw(ctx, dev, mod, stream, queue):
     assert cv[0] == 3 and av[0] == 2
     for b in (words, first, second, counter, plan, after):
         b.free()
+
+
+def test_update(ctx, dev, mod, queue):
+    """Graph.update: launch() returns the launch's number; update(number, *args) gives it new arguments
+    for the executions after it (a pointer, a scalar, a zex.local size); bad updates raise and change
+    nothing; executions in flight are waited for and their throws kept."""
+    counter, plan, plan2, dst, other, out = (ctx.alloc_shared(256) for _ in range(6))
+    cv, pv, p2, dv, ov, outv = (np.frombuffer(b, np.uint32) for b in (counter, plan, plan2, dst, other, out))
+    for v in (cv, pv, p2, dv, ov, outv):
+        v[:] = 0
+    count, plan_throw, copy = mod.kernel("count_execution"), mod.kernel("plan_throw"), mod.kernel("copy_word")
+    with zex.Graph(dev, "pyupdate") as g:
+        assert g.launch(count, 1, 1, counter) == 1
+        h_plan = g.launch(plan_throw, 1, 4, plan, counter, u32(8))
+        h_copy = g.launch(copy, 1, 1, dst, counter)
+        assert (h_plan, h_copy, g.launches) == (2, 3, 3)
+        with pytest.raises(zex.InvalidState, match="is not closed"):
+            g.update(h_copy, other, counter)
+        g.finalize()
+        queue.execute(g)
+        queue.synchronize()
+        assert dv[0] == 1
+        g.update(h_copy, other, counter)  # a pointer
+        queue.execute(g)
+        queue.synchronize()
+        assert (dv[0], ov[0]) == (1, 2)
+        p2[2] = 33
+        g.update(h_plan, plan2, counter, u32(8))  # execution 2 throws with the new plan's value
+        queue.execute(g)
+        with pytest.raises(zex.KernelException) as ei:
+            queue.synchronize()
+        assert ei.value.execution == 2 and ei.value.kernel_name == "plan_throw" and ei.value.values == (2, 33)
+        with pytest.raises(zex.InvalidArgument, match="has no launch 4"):
+            g.update(4, other, counter)
+        with pytest.raises(zex.InvalidArgument):
+            g.update(h_copy, other)  # one argument of two
+        g.update(h_plan, plan2, counter, u32(1))  # a scalar: every execution reads plan2[0] (0)
+        pv[0] = 1
+        p2[0] = 5
+        queue.execute(g)  # execution 3 throws (plan2[0])
+        g.update(h_plan, plan, counter, u32(8))  # waits for it; its throw is kept
+        pv[:] = 0
+        queue.execute(g)
+        with pytest.raises(zex.KernelException) as ei:
+            queue.synchronize()
+        assert ei.value.execution == 3 and ei.value.values == (3, 5) and ei.value.executions_thrown == 1
+        assert cv[0] == 5 and ov[0] == 5
+    two = mod.kernel("two_locals")
+    with zex.Graph(dev, "pylocals") as g:
+        h = g.launch(two, 1, 64, out, zex.local(256), zex.local(256), u32(64))
+        g.finalize()
+        queue.execute(g)
+        queue.synchronize()
+        assert list(outv[:64]) == [7000 + i + 1 for i in range(64)]
+        outv[:] = 0
+        g.update(h, out, zex.local(4096), zex.local(256), u32(1024))  # a grows; b must move
+        queue.execute(g)
+        queue.synchronize()
+        assert list(outv[:64]) == [7000 + i + 1 for i in range(64)]
+    for b in (counter, plan, plan2, dst, other, out):
+        b.free()

@@ -7,7 +7,7 @@ import sys
 from . import _library as L
 from ._core import Device, _Cell, _Handle, _byref, _c_void_p, _raise_last
 from ._errors import InvalidArgument
-from ._stream import _Raised, _launch
+from ._stream import _Raised, _keep_in_use, _launch, _pack_args
 
 
 def _device(device, what):
@@ -66,6 +66,7 @@ class Graph(_Handle):
         self._launch = lib.zex_graph_launch_at
         self._cell = _Cell(out.value, lib.zex_graph_destroy, 0, "Graph", device.context._cell)
         self._cell.refs = {}
+        self._kernels = {}  # launch number -> its kernel, for update()
         r = lib.zex_graph_set_language(out.value, L.LANGUAGE_PYTHON)
         if r:
             self._cell.close(check=False)
@@ -75,8 +76,50 @@ class Graph(_Handle):
         """Records `kernel` as Stream.launch appends it (same arguments, same checks, the caller's line
         as the launch site of a throw in any execution). Arguments are captured now: a SharedBuffer's
         contents are read by each execution, a scalar's value is the one given here. stop_on_throw=True:
-        in an execution where an earlier launch threw, this one returns at once."""
+        in an execution where an earlier launch threw, this one returns at once. Returns the launch's
+        number (1 for the first launch of the graph, 2 for the second, ...), for update()."""
         _launch(self, "Graph", kernel, groups, group_size, args, debug_level, sys._getframe(1), stop_on_throw)
+        fn = getattr(self._lib, "zex_graph_launches", None)
+        if fn is None:
+            return None
+        number = fn(self._handle())
+        self._kernels[number] = kernel
+        return number
+
+    def update(self, launch, *args):
+        """Changes the arguments of recorded launch number `launch` (what launch() returned) for the
+        executions submitted after this call: all of its arguments again, as launch() takes them; only
+        those that differ change (zex::Graph::update: in place on a driver with mutable command lists,
+        else the list is recorded again). Executions in flight on a Queue are waited for first (their
+        throws are raised by its next synchronize()). The buffers passed stay in use until the graph
+        is closed."""
+        fn = getattr(self._lib, "zex_graph_update", None)
+        if fn is None:
+            raise L.LibraryVersionError("zex: %s has no zex_graph_update (version node ZEX_1.4): Graph.update needs "
+                                        "the libzex of this Python package's zex" % L.library_path(),
+                                        L.C_API_VERSION, L.library_path())
+        h = self._handle()
+        if type(launch) is not int or launch < 1:
+            raise InvalidArgument("zex.Graph.update: launch must be the launch number launch() returned (an int "
+                                  "from 1), not %r" % (launch,))
+        kernel = self._kernels.get(launch)
+        if kernel is None:
+            raise InvalidArgument("zex.Graph.update: graph %r has no launch %d (its launches are numbered 1 to %d)"
+                                  % (self.name, launch, len(self._kernels)))
+        if args:
+            arr, buffers, keep = _pack_args(kernel, args)
+        else:
+            arr = buffers = keep = None
+        r = fn(h, launch, len(args), arr)
+        del keep
+        if r:
+            _raise_last(r, self._lib)
+        _keep_in_use(self._cell.refs, kernel, buffers)
+
+    @property
+    def launches(self):
+        """How many launches were recorded (the last one's number)."""
+        return self._lib.zex_graph_launches(self._handle())
 
     def finalize(self):
         """Ends the recording (zex's epilogue, then zeCommandListClose); idempotent. Launching after it

@@ -207,6 +207,8 @@ DECLARATIONS = {
     "zex_stream_set_stop_on_throw": (_res, (_h, ctypes.c_int)),
     "zex_graph_launch_at": (_res, (_h, _h, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, _str,
                                    ctypes.c_uint32)),
+    "zex_graph_launches": (ctypes.c_uint64, (_h,)),
+    "zex_graph_update": (_res, (_h, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p)),
     "zex_graph_close": (_res, (_h,)),
     "zex_graph_executions": (ctypes.c_uint64, (_h,)),
     "zex_graph_handle": (_h, (_h,)),
@@ -247,6 +249,8 @@ GRAPHS = {name for name in DECLARATIONS if name.startswith(("zex_graph_", "zex_q
 OPTIONAL |= GRAPHS
 # Version node ZEX_1.3 (early stop): without them, launch(stop_on_throw=True) raises LibraryVersionError.
 OPTIONAL |= {"zex_stream_set_stop_on_throw", "zex_graph_set_stop_on_throw"}
+# Version node ZEX_1.4 (updating a recorded launch): without them, Graph.update raises LibraryVersionError.
+OPTIONAL |= {"zex_graph_launches", "zex_graph_update"}
 
 
 def package_dir():

@@ -55,6 +55,17 @@ zex_result_t zex_graph_launch(zex_graph_t graph, zex_kernel_t kernel, const zex_
   return zex_graph_launch_at(graph, kernel, config, num_args, args, nullptr, 0);
 }
 
+uint64_t zex_graph_launches(zex_graph_t graph) { return graph ? graph->g.launches() : 0; }
+
+zex_result_t zex_graph_update(zex_graph_t graph, uint64_t launch, uint32_t num_args, const zex_arg_t* args) {
+  ZEX_REQUIRE(graph);
+  if (num_args != 0 && args == nullptr) return null_argument(__func__, "args");
+  return guard([&] {
+    graph->g.update_args(zex::GraphLaunch{launch}, args, num_args, graph->lang);
+    return ZEX_SUCCESS;
+  });
+}
+
 zex_result_t zex_graph_close(zex_graph_t graph) {
   ZEX_REQUIRE(graph);
   return guard([&] {

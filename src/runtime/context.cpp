@@ -49,6 +49,8 @@ DeviceInfo describe(ze_device_handle_t h, ze_context_handle_t ctx) {
 struct WaitSupport {
   ze_newer::CommandListHostSynchronizeFn host_synchronize = nullptr;
   ze_newer::CommandListImmediateAppendFn immediate_append = nullptr;
+  ze_newer::GetNextCommandIdFn next_command_id = nullptr;  // both or neither
+  ze_newer::UpdateMutableCommandsFn update_mutable = nullptr;
   ze_command_queue_flags_t list_flags = 0;
   bool in_order = false;
 };
@@ -86,6 +88,20 @@ WaitSupport wait_support(ze_driver_handle_t driver) {
     if (zeDriverGetExtensionFunctionAddress(driver, ze_newer::kImmediateAppendName, &f) == ZE_RESULT_SUCCESS)
       w.immediate_append = reinterpret_cast<ze_newer::CommandListImmediateAppendFn>(f);
   }
+  // Mutable command lists (Graph::update): only where the driver lists the extension (a driver that does
+  // not know the properties' stype need never see it), from the loader of API 1.9 on, else the driver's
+  // extension functions. ZEX_GRAPH_UPDATE=rerecord ignores them (the path of drivers without them).
+  const char* upd = std::getenv("ZEX_GRAPH_UPDATE");
+  if (has_extension(driver, ze_newer::kMutableCommandListExtension) && !(upd && std::strcmp(upd, "rerecord") == 0)) {
+    auto find = [&](const char* name) -> void* {
+      void* f = api >= ze_newer::kApiImmediateAppend ? dlsym(RTLD_DEFAULT, name) : nullptr;
+      if (!f && zeDriverGetExtensionFunctionAddress(driver, name, &f) != ZE_RESULT_SUCCESS) f = nullptr;
+      return f;
+    };
+    w.next_command_id = reinterpret_cast<ze_newer::GetNextCommandIdFn>(find(ze_newer::kGetNextCommandIdName));
+    w.update_mutable = reinterpret_cast<ze_newer::UpdateMutableCommandsFn>(find(ze_newer::kUpdateMutableCommandsName));
+    if (!w.next_command_id || !w.update_mutable) w.next_command_id = nullptr, w.update_mutable = nullptr;
+  }
   if (api >= ze_newer::kApiInOrder) {
     w.list_flags = ze_newer::kCommandQueueFlagInOrder;
     w.in_order = true;
@@ -94,6 +110,15 @@ WaitSupport wait_support(ze_driver_handle_t driver) {
   }
   if (const char* e = std::getenv("ZEX_WAIT"); e && std::strcmp(e, "events") == 0) w.host_synchronize = nullptr;
   return w;
+}
+
+// Whether `h`'s mutable command lists update kernel arguments (its properties say so). A failed query: no.
+bool updates_arguments(ze_device_handle_t h) {
+  ze_newer::MutableCommandListProperties m;
+  ze_device_properties_t props{};
+  props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  props.pNext = &m;
+  return zeDeviceGetProperties(h, &props) == ZE_RESULT_SUCCESS && (m.mutableCommandFlags & ze_newer::kMutableKernelArguments);
 }
 
 const char* no_driver_advice() {
@@ -117,6 +142,10 @@ ContextState::ContextState(ze_driver_handle_t driver, ze_context_handle_t contex
     devices_.push_back(describe(hs[i], context));
     devices_.back().host_synchronize = w.host_synchronize;
     devices_.back().immediate_append = w.immediate_append;
+    if (w.next_command_id && updates_arguments(hs[i])) {
+      devices_.back().next_command_id = w.next_command_id;
+      devices_.back().update_mutable = w.update_mutable;
+    }
     devices_.back().list_flags = w.list_flags;
     devices_.back().lists_in_order = w.in_order;
   }
@@ -164,6 +193,10 @@ std::vector<const DeviceInfo*> ContextState::sub_devices(const DeviceInfo& d) {
     described.push_back(describe(h, context_));
     described.back().host_synchronize = d.host_synchronize;
     described.back().immediate_append = d.immediate_append;
+    if (d.next_command_id && updates_arguments(h)) {
+      described.back().next_command_id = d.next_command_id;
+      described.back().update_mutable = d.update_mutable;
+    }
     described.back().list_flags = d.list_flags;
     described.back().lists_in_order = d.lists_in_order;
   }

@@ -14,6 +14,7 @@
 #include "spirv/spirv.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -85,6 +86,19 @@ struct Graph::State {
   bool stop_all = false;  // stop_on_throw(true): launches recorded from now on stop on throw
   uint64_t next_id = 1;
   Record record;  // every launch of the graph, for as long as the graph lives
+  // Every launch as recorded, by number - 1 (GraphLaunch): what update() changes and what recording
+  // the list again (rerecord) appends.
+  struct Entry {
+    std::shared_ptr<Kernel::State> kernel;
+    int variant;
+    uint32_t group[3];
+    ze_group_count_t groups;
+    uint64_t command_id;  // the mutable command's id (mutable lists), else 0
+    detail::CapturedArgs args;
+  };
+  std::vector<Entry> entries;
+  bool mutable_list = false;  // created with the driver's mutable command lists: update() in place
+  std::atomic<bool> exposed{false};  // handle() was handed out before close(): the runtime may have appended
   int env_level = 1;
   std::string env_error;
 
@@ -135,6 +149,13 @@ struct Graph::State {
       owned = false;
     } else {
       ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, dev.compute_ordinal(), 0};
+      // Where the device updates kernel arguments of mutable lists, the graph's list is one (update()
+      // in place); the descriptor is chained only then, so no other driver sees its stype.
+      detail::ze_newer::MutableCommandListDesc mutable_desc;
+      if (dev.info().next_command_id) {
+        ld.pNext = &mutable_desc;
+        mutable_list = true;
+      }
       check(zeCommandListCreate(dev.context_handle(), dev.handle(), &ld, &list), "zeCommandListCreate",
             "creating a zex::Graph's command list");
     }
@@ -160,6 +181,41 @@ struct Graph::State {
     const ze_group_count_t one{1, 1, 1};
     check(zeCommandListAppendLaunchKernel(list, l.kernel, &one, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel",
           what);
+  }
+
+  // Appends entry `e` (launch number `number`) as append_launch first did: its group size and arguments
+  // on its kernel object, the zex_state_t, a barrier after the first launch, the launch.
+  void append_entry(const Entry& e, uint64_t number) {
+    const char* what = "recording a zex::Graph's list again (update)";
+    Kernel::State& ks = *e.kernel;
+    detail::LockGuard lock(ks.mu);
+    Kernel::Level& l = ks.at(e.variant);
+    if (l.group[0] != e.group[0] || l.group[1] != e.group[1] || l.group[2] != e.group[2]) {
+      check(zeKernelSetGroupSize(l.kernel, e.group[0], e.group[1], e.group[2]), "zeKernelSetGroupSize", what);
+      std::copy(e.group, e.group + 3, l.group);
+    }
+    const uint32_t n = static_cast<uint32_t>(e.args.args.size());
+    for (uint32_t i = 0; i < n; ++i)
+      check(zeKernelSetArgumentValue(l.kernel, i, e.args.args[i].size, e.args.value(i)), "zeKernelSetArgumentValue",
+            what);
+    const zex_state_t state = SlabPool::state(slot, number);
+    check(zeKernelSetArgumentValue(l.kernel, n, sizeof state, &state), "zeKernelSetArgumentValue", what);
+    if (appended) check(zeCommandListAppendBarrier(list, nullptr, 0, nullptr), "zeCommandListAppendBarrier", what);
+    ze_group_count_t groups = e.groups;
+    check(zeCommandListAppendLaunchKernel(list, l.kernel, &groups, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel",
+          what);
+    appended = true;
+  }
+  // update() without mutable lists: the list reset and recorded again from `entries`, with its epilogue
+  // (nothing in flight: the caller waited). A failure leaves the list half recorded: the caller fails the graph.
+  void rerecord() {
+    check(zeCommandListReset(list), "zeCommandListReset", "recording a zex::Graph's list again (update)");
+    closed = false;
+    appended = false;
+    for (size_t i = 0; i < entries.size(); ++i) append_entry(entries[i], i + 1);
+    append_epilogue();
+    check(zeCommandListClose(list), "zeCommandListClose", "recording a zex::Graph's list again (update)");
+    closed = true;
   }
 
   ThrowOrigin origin_of(uint64_t launch_id) const {
@@ -301,24 +357,37 @@ Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, 
   return l;
 }
 
-void Graph::append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n,
-                          const Dim3& g3, const char* file, uint32_t line) {
+GraphLaunch Graph::append_launch(const Kernel& kernel, Kernel::State& ks, Kernel::Level& l, int level, uint32_t n,
+                                 const Dim3& g3, const char* file, uint32_t line, detail::CapturedArgs&& args) {
   State& g = live();
   const uint64_t id = g.next_id;
   const zex_state_t state = SlabPool::state(g.slot, id);
   detail::set_arg(l.kernel, n, state, detail::param_kind::kOther, *ks.name);
   g.record.reserve_one();
+  g.entries.reserve(g.entries.size() + 1);  // nothing can fail after the append
   // In recording order, with the runtime's own appends between launches too.
   if (g.appended)
     check(zeCommandListAppendBarrier(g.list, nullptr, 0, nullptr), "zeCommandListAppendBarrier",
           "ordering a zex::Graph's launches");
+  uint64_t command_id = 0;
+  if (g.mutable_list) {
+    // Immediately before the append it names (NEO gives the id to the next command appended).
+    detail::ze_newer::MutableCommandIdDesc d;
+    d.flags = detail::ze_newer::kMutableKernelArguments;
+    check(g.dev.info().next_command_id(g.list, &d, &command_id), detail::ze_newer::kGetNextCommandIdName,
+          "recording a zex::Graph's launch as a mutable command");
+  }
   const ze_group_count_t groups{g3.x, g3.y, g3.z};
   ze_result_t r = zeCommandListAppendLaunchKernel(g.list, l.kernel, &groups, nullptr, 0, nullptr);
   if (r != ZE_RESULT_SUCCESS) detail::throw_launch_error(r, *ks.name);
   g.appended = true;
   ++g.next_id;
   g.record.start(State::Record::Run{id, level, kernel.state_, file, line, {l.group[0], l.group[1], l.group[2]}});
+  g.entries.push_back(State::Entry{kernel.state_, level, {l.group[0], l.group[1], l.group[2]}, groups, command_id,
+                                   std::move(args)});
+  return GraphLaunch{id};
 }
+
 
 namespace {
 
@@ -374,6 +443,93 @@ void Graph::recording_failed(const Kernel& kernel) noexcept {
 
 bool Graph::recording_failed() const { return static_cast<bool>(live().failed); }
 
+Kernel::State& Graph::update_kernel(GraphLaunch launch) {
+  State& g = live();
+  std::lock_guard<std::mutex> lock(g.mu);
+  auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
+  if (g.failed) std::rethrow_exception(g.failed);
+  if (launch.number == 0 || launch.number > g.entries.size())
+    throw InvalidArgument("zex::Graph::update: " + which() + " has no launch " + std::to_string(launch.number) +
+                          " (its launches are numbered 1 to " + std::to_string(g.entries.size()) +
+                          " in recording order, as launch() returned them)");
+  if (!g.closed)
+    throw LogicError("zex::Graph::update: " + which() +
+                     " is not closed; record every launch, close() it, then update (or record the launch with the "
+                     "arguments it should have)");
+  return *g.entries[launch.number - 1].kernel;
+}
+
+Kernel::Level& Graph::begin_update(GraphLaunch launch, Kernel::State& ks, size_t n, Language lang) {
+  State& g = live();
+  const State::Entry& e = g.entries[launch.number - 1];  // recorded before close(): never changes size after
+  Kernel::Level& l = ks.at(e.variant);
+  const Dim3 groups{e.groups.groupCountX, e.groups.groupCountY, e.groups.groupCountZ};
+  detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, groups, Dim3{e.group[0], e.group[1], e.group[2]},
+                             lang);
+  return l;
+}
+
+void Graph::finish_update(GraphLaunch launch, detail::CapturedArgs&& args) {
+  State& g = live();
+  std::lock_guard<std::mutex> lock(g.mu);
+  if (g.failed) std::rethrow_exception(g.failed);
+  State::Entry& e = g.entries[launch.number - 1];
+  std::vector<uint32_t> changed;
+  for (uint32_t i = 0; i < args.args.size(); ++i)
+    if (!e.args.same(i, args)) changed.push_back(i);
+  if (changed.empty()) return;
+  auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
+  if (!g.mutable_list && (!g.owned || g.exposed.load(std::memory_order_relaxed)))
+    throw LogicError("zex::Graph::update: the driver offers no mutable command lists (spec 1.9), so zex would "
+                     "record the list of " + which() + " again, but " +
+                     (g.owned ? std::string("its handle() was handed out while it was recorded")
+                              : std::string("it is a runtime's own list (Graph::adopt)")) +
+                     ": the runtime's own appends to it cannot be recorded again. Record a new zex::Graph with the "
+                     "new arguments");
+  if (g.in_flight()) {
+    if (g.stream)
+      throw LogicError("zex::Graph::update: " + which() +
+                       " has executions in flight on a zex::Stream; synchronize the stream before updating");
+    g.wait_in_flight();
+    g.harvest_all();  // their throws are raised by the queue's next synchronize
+  }
+  const std::string step = "updating launch " + std::to_string(launch.number);
+  try {
+    if (g.mutable_list) {
+      std::vector<detail::ze_newer::MutableKernelArgumentDesc> descs(changed.size());
+      for (size_t k = 0; k < changed.size(); ++k) {
+        detail::ze_newer::MutableKernelArgumentDesc& d = descs[k];
+        d.pNext = k + 1 < changed.size() ? &descs[k + 1] : nullptr;
+        d.commandId = e.command_id;
+        d.argIndex = changed[k];
+        d.argSize = args.args[changed[k]].size;
+        d.pArgValue = args.value(changed[k]);
+      }
+      detail::ze_newer::MutableCommandsDesc head;
+      head.pNext = descs.data();
+      check(g.dev.info().update_mutable(g.list, &head), detail::ze_newer::kUpdateMutableCommandsName,
+            "updating a zex::Graph's launch");
+      check(zeCommandListClose(g.list), "zeCommandListClose", "closing a zex::Graph after an update");
+      e.args = std::move(args);
+    } else {
+      e.args = std::move(args);
+      g.rerecord();
+    }
+  } catch (...) {
+    // The list may be half changed: executing it could run what nobody recorded.
+    keep_failure(g, std::current_exception(), [&] { return step; });
+    throw;
+  }
+}
+
+uint64_t Graph::launches() const {
+  State& g = live();
+  std::lock_guard<std::mutex> lock(g.mu);
+  return g.entries.size();
+}
+
+bool Graph::updates_in_place() const { return live().mutable_list; }
+
 void Graph::close() {
   State& g = live();
   std::lock_guard<std::mutex> lock(g.mu);
@@ -391,7 +547,12 @@ void Graph::close() {
 }
 
 bool Graph::closed() const { return live().closed; }
-ze_command_list_handle_t Graph::handle() const noexcept { return s_ ? s_->list : nullptr; }
+ze_command_list_handle_t Graph::handle() const noexcept {
+  if (!s_) return nullptr;
+  // Handed out while recording: the runtime may append to it, so update() cannot record it again.
+  if (!s_->closed) s_->exposed.store(true, std::memory_order_relaxed);
+  return s_->list;
+}
 const std::string& Graph::name() const { return live().name; }
 const Device& Graph::device() const { return live().dev; }
 uint64_t Graph::executions() const {

@@ -14,6 +14,39 @@ namespace zex {
 
 namespace detail {
 
+namespace {
+// The capture of the calling thread's Graph::launch or Graph::update (CaptureScope), if any.
+thread_local CapturedArgs* t_capture = nullptr;
+}  // namespace
+
+CaptureScope::CaptureScope(CapturedArgs& c) noexcept : prev_(t_capture) { t_capture = &c; }
+CaptureScope::~CaptureScope() { t_capture = prev_; }
+
+void CapturedArgs::put(uint32_t i, size_t size, const void* v) {
+  Arg a{data.size(), size, v != nullptr};
+  if (v) data.insert(data.end(), static_cast<const uint8_t*>(v), static_cast<const uint8_t*>(v) + size);
+  if (i < args.size())
+    args[i] = a;  // a conversion replaces what the launch passed (the old bytes stay unused)
+  else
+    args.push_back(a);
+}
+
+bool CapturedArgs::same(uint32_t i, const CapturedArgs& o) const {
+  const Arg& a = args[i];
+  const Arg& b = o.args[i];
+  if (a.size != b.size || a.has_value != b.has_value) return false;
+  return !a.has_value || std::memcmp(data.data() + a.offset, o.data.data() + b.offset, a.size) == 0;
+}
+
+namespace {
+// What the cold paths below set: the driver's call, and on success the capture's copy of what was set.
+ze_result_t set_value(ze_kernel_handle_t k, uint32_t i, size_t size, const void* v) {
+  const ze_result_t r = zeKernelSetArgumentValue(k, i, size, v);
+  if (r == ZE_RESULT_SUCCESS && t_capture) t_capture->put(i, size, v);
+  return r;
+}
+}  // namespace
+
 void throw_bad_extent(long long v) {
   throw zex::InvalidArgument("zex: a launch extent (" + std::to_string(v) +
                               ") is negative or does not fit in 32 bits");
@@ -102,21 +135,21 @@ void set_arg_converted(ze_kernel_handle_t k, uint32_t i, const void* v, size_t s
       if (size == 8) {
         const bool fits = is_signed_int ? (s >= INT32_MIN && s <= static_cast<int64_t>(UINT32_MAX)) : u <= UINT32_MAX;
         const uint32_t w = static_cast<uint32_t>(is_signed_int ? static_cast<uint64_t>(s) : u);
-        if (fits && zeKernelSetArgumentValue(k, i, sizeof w, &w) == ZE_RESULT_SUCCESS) return;
+        if (fits && set_value(k, i, sizeof w, &w) == ZE_RESULT_SUCCESS) return;
       } else {
         const uint64_t w = is_signed_int ? static_cast<uint64_t>(s) : u;
-        if (zeKernelSetArgumentValue(k, i, sizeof w, &w) == ZE_RESULT_SUCCESS) return;
+        if (set_value(k, i, sizeof w, &w) == ZE_RESULT_SUCCESS) return;
       }
     } else if (is_float && size == sizeof(double)) {
       double d;
       std::memcpy(&d, v, sizeof d);
       const float f = static_cast<float>(d);
-      if (zeKernelSetArgumentValue(k, i, sizeof f, &f) == ZE_RESULT_SUCCESS) return;
+      if (set_value(k, i, sizeof f, &f) == ZE_RESULT_SUCCESS) return;
     } else if (is_float && size == sizeof(float)) {
       float f;
       std::memcpy(&f, v, sizeof f);
       const double d = f;
-      if (zeKernelSetArgumentValue(k, i, sizeof d, &d) == ZE_RESULT_SUCCESS) return;
+      if (set_value(k, i, sizeof d, &d) == ZE_RESULT_SUCCESS) return;
     }
   }
   throw_arg_error(r, kernel, i, size);
@@ -152,7 +185,7 @@ std::string param_name(uint8_t param) {
 }
 
 void set_or_throw(ze_kernel_handle_t k, uint32_t i, size_t size, const void* v, const std::string& kernel) {
-  ze_result_t r = zeKernelSetArgumentValue(k, i, size, v);
+  ze_result_t r = set_value(k, i, size, v);
   if (r != ZE_RESULT_SUCCESS) throw_arg_error(r, kernel, i, size);
 }
 
@@ -165,7 +198,7 @@ void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t
   if (param_class != pk::kInt && param_class != pk::kFloat) {
     // Unknown, a pointer (a uintptr_t device address is the user's business), a struct: the driver's
     // size check as before this check existed.
-    ze_result_t r = zeKernelSetArgumentValue(k, i, given_size, v);
+    ze_result_t r = set_value(k, i, given_size, v);
     if (r != ZE_RESULT_SUCCESS)
       set_arg_converted(k, i, v, given_size, given_class == pk::kInt && is_signed,
                         given_class == pk::kInt && !is_signed, given_class == pk::kFloat, r, kernel);

@@ -208,3 +208,59 @@ void test_stop_on_throw(Env* e) {
   zex_kernel_destroy(plan_throw);
   CHECK(zex_context_free(e->ctx, words) == ZEX_SUCCESS);
 }
+
+/* Updating a recorded launch (ZEX_1.4): zex_graph_launches numbers the launches; zex_graph_update gives
+ * one new arguments for the executions after it (copy_word writes to another word); bad updates are
+ * refused and change nothing. */
+void test_graph_update(Env* e) {
+  zex_graph_t g = NULL;
+  zex_queue_t q = NULL;
+  zex_kernel_t count = NULL, copy = NULL;
+  zex_launch_config_t one = config_1d(1, 1, 1);
+  uint32_t* words = NULL;
+  uint32_t *counter, *dst, *other;
+  zex_arg_t a[2];
+  CHECK(zex_graph_launches(NULL) == 0);
+  CHECK(zex_graph_update(NULL, 1, 0, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+  REQUIRE_OK(zex_kernel_create(e->mod, "count_execution", &count));
+  REQUIRE_OK(zex_kernel_create(e->mod, "copy_word", &copy));
+  REQUIRE_OK(zex_context_alloc_shared(e->ctx, e->dev, 64, 64, (void**)&words));
+  memset(words, 0, 64);
+  counter = words, dst = words + 1, other = words + 2;
+  REQUIRE_OK(zex_graph_create(e->dev, "cupdate", &g));
+  CHECK(zex_graph_launches(g) == 0);
+  a[0].size = sizeof counter;
+  a[0].value = &counter;
+  REQUIRE_OK(zex_graph_launch(g, count, &one, 1, a));
+  CHECK(zex_graph_launches(g) == 1);
+  a[0].size = sizeof dst;
+  a[0].value = &dst;
+  a[1].size = sizeof counter;
+  a[1].value = &counter;
+  REQUIRE_OK(zex_graph_launch(g, copy, &one, 2, a));
+  CHECK(zex_graph_launches(g) == 2);
+  a[0].value = &other;
+  CHECK(zex_graph_update(g, 2, 2, a) == ZEX_ERROR_INVALID_STATE); /* not closed */
+  CHECK(contains(zex_last_error_message(), "is not closed"));
+  REQUIRE_OK(zex_graph_close(g));
+  REQUIRE_OK(zex_queue_create(e->dev, &q));
+  REQUIRE_OK(zex_queue_execute(q, g));
+  REQUIRE_OK(zex_queue_synchronize(q, NULL));
+  CHECK(*dst == 1 && *other == 0);
+  CHECK(zex_graph_update(g, 3, 2, a) == ZEX_ERROR_INVALID_ARGUMENT); /* no launch 3 */
+  CHECK(contains(zex_last_error_message(), "has no launch 3"));
+  CHECK(zex_graph_update(g, 2, 1, a) == ZEX_ERROR_INVALID_ARGUMENT); /* one argument of two */
+  CHECK(zex_graph_update(g, 2, 2, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+  REQUIRE_OK(zex_queue_execute(q, g)); /* nothing changed */
+  REQUIRE_OK(zex_queue_synchronize(q, NULL));
+  CHECK(*dst == 2 && *other == 0);
+  REQUIRE_OK(zex_graph_update(g, 2, 2, a));
+  REQUIRE_OK(zex_queue_execute(q, g));
+  REQUIRE_OK(zex_queue_synchronize(q, NULL));
+  CHECK(*dst == 2 && *other == 3);
+  zex_queue_destroy(q);
+  zex_graph_destroy(g);
+  zex_kernel_destroy(count);
+  zex_kernel_destroy(copy);
+  zex_context_free(e->ctx, words);
+}

@@ -158,6 +158,7 @@ int main(int argc, char** argv) {
   test_graphs(&e);
   test_stream_execute(&e);
   test_stop_on_throw(&e);
+  test_graph_update(&e);
   zex_context_free(e.ctx, e.a);
   zex_context_free(e.ctx, e.b);
   zex_context_free(e.ctx, e.c);

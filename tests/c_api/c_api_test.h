@@ -100,5 +100,6 @@ void test_slots(Env* e);
 void test_graphs(Env* e);
 void test_stream_execute(Env* e);
 void test_stop_on_throw(Env* e);
+void test_graph_update(Env* e);
 
 #endif

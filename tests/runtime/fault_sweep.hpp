@@ -62,7 +62,7 @@ inline constexpr EntrySpec kEntries[] = {
     {"zeCommandListCreateImmediate", kHost, kZeError, "stream or helper list: ZeError"},
     {"zeCommandListDestroy", kLost, kSwallowed, "destructors ignore it"},
     {"zeCommandListCreate", kHost, kZeError, "Graph() or an execution's epilogue list: ZeError"},
-    {"zeCommandListClose", kHost, kZeError, "Graph::close() or an epilogue's recording: ZeError"},
+    {"zeCommandListClose", kHost, kZeError, "Graph::close(), an epilogue's recording or Graph::update(): ZeError"},
     {"zeCommandQueueCreate", kHost, kZeError, "Queue(): ZeError"},
     {"zeCommandQueueExecuteCommandLists", kLost, kZeError, "Queue::execute(): ZeError, the execution not counted"},
     {"zeCommandQueueSynchronize", kLost, kZeError | kSwallowed,
@@ -70,6 +70,11 @@ inline constexpr EntrySpec kEntries[] = {
     {"zeCommandQueueDestroy", kLost, kSwallowed, "~Queue ignores it"},
     {"zeCommandListHostSynchronize", kLost, kZeError, "list path: synchronize() or ready(): ZeError"},
     // Through the pointer zeDriverGetExtensionFunctionAddress gave (the 1.8 loader does not export it).
+    // Mutable command lists (Graph::update in place), also through extension pointers.
+    {"zeCommandListGetNextCommandIdExp", kHost, kZeError, "Graph::launch(): ZeError, the recording failed (kept)"},
+    {"zeCommandListUpdateMutableCommandsExp", kHost, kZeError, "Graph::update(): ZeError, the graph failed (kept)"},
+    {"zeCommandListReset", kHost, kZeError,
+     "Graph::update() recording the list again (ZEX_GRAPH_UPDATE=rerecord): ZeError, the graph failed (kept)"},
     {"zeCommandListImmediateAppendCommandListsExp", kLost, kZeError, "Stream::execute(): ZeError, the execution not counted"},
     {"zeCommandListAppendMemoryFill", kHost, kZeError, "slab zeroing or claim reset: ZeError, report kept"},
     {"zeCommandListAppendBarrier", kHost, kZeError | kNameUnreadable | kSwallowed,

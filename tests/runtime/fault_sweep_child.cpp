@@ -156,8 +156,8 @@ Round run_round(const std::vector<uint8_t>& spirv) {
     plan[2] = 0;
     zex::Graph graph(dev, "sweep");
     graph.launch(ce, zex_test::cfg1d(1, 1, 1), counter);
-    graph.launch(pt, zex_test::cfg1d(1, 4, 1), static_cast<const uint32_t*>(plan), static_cast<const uint32_t*>(counter),
-                 uint32_t(3));
+    const zex::GraphLaunch h_pt = graph.launch(pt, zex_test::cfg1d(1, 4, 1), static_cast<const uint32_t*>(plan),
+                                               static_cast<const uint32_t*>(counter), uint32_t(3));
     step("Graph::close()");
     graph.close();
     step("Queue()");
@@ -196,6 +196,18 @@ Round run_round(const std::vector<uint8_t>& spirv) {
       }
       expect(counter[0] == 5, "graph counter " + std::to_string(counter[0]) + ", expected 5");
     }
+    // Graph::update: in place on mutable command lists; recorded again with ZEX_GRAPH_UPDATE=rerecord
+    // (the zex_fault_sweep_events entries). A plan of zeros: the next execution throws nothing.
+    step("Graph::update()");
+    uint32_t* plan2 = g_buffer + 12;
+    plan2[0] = plan2[1] = plan2[2] = 0;
+    const uint32_t before = counter[0];
+    graph.update(h_pt, static_cast<const uint32_t*>(plan2), static_cast<const uint32_t*>(counter), uint32_t(3));
+    step("Queue::execute() after Graph::update()");
+    queue.execute(graph);
+    queue.synchronize();
+    expect(counter[0] == before + 1, "graph counter " + std::to_string(counter[0]) + " after the update, expected " +
+                                         std::to_string(before + 1));
     // A throw nobody synchronizes for: ~Stream discards it (waits, resets the claim word).
     step("unsynchronized throw, then destroy");
     s2.launch(mt, zex_test::cfg1d(2, 4, 2), g_count, uint32_t(1));

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace zex {
 namespace detail {
@@ -43,6 +44,36 @@ void set_arg_converted(ze_kernel_handle_t k, uint32_t i, const void* v, size_t s
 // unknown kind takes the driver-size path above.
 void set_arg_mismatched(ze_kernel_handle_t k, uint32_t i, const void* v, uint8_t given, bool is_signed,
                         uint8_t param, const std::string& kernel);
+
+// The arguments of one launch as the driver was given them (Graph::launch and Graph::update keep them,
+// to update a recorded launch or record it again): per argument, its size and bytes (none for a
+// zex::local size, whose value the driver ignores).
+struct CapturedArgs {
+  struct Arg {
+    size_t offset;  // into data
+    size_t size;
+    bool has_value;
+  };
+  std::vector<Arg> args;
+  std::vector<uint8_t> data;
+  // Argument i (the next one, or a replacement of what was put for i).
+  void put(uint32_t i, size_t size, const void* v);
+  const void* value(uint32_t i) const { return args[i].has_value ? data.data() + args[i].offset : nullptr; }
+  // Whether argument i is the same in both (both have it).
+  bool same(uint32_t i, const CapturedArgs& o) const;
+};
+// While one lives, the conversions of set_arg's cold paths (set_arg_mismatched, set_arg_converted) put
+// what they set into `c`, replacing what capture() put for that argument. One thread's; nests.
+class CaptureScope {
+ public:
+  explicit CaptureScope(CapturedArgs& c) noexcept;
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  CapturedArgs* prev_;
+};
 
 // The param_kind byte of a C++ argument type, at compile time; kOther (never checked) for pointers,
 // structs, enums and bool (OpenCL kernels take no bool; the driver's size check stays theirs).
@@ -76,6 +107,13 @@ inline void set_arg(ze_kernel_handle_t k, uint32_t i, const LocalMemory& v, uint
   ze_result_t r = zeKernelSetArgumentValue(k, i, v.bytes, nullptr);
   if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) throw_arg_error(r, kernel, i, v.bytes);
 }
+
+// What set_arg passes the driver when no conversion is needed (a conversion replaces it).
+template <class T>
+inline void capture(CapturedArgs& c, uint32_t i, const T& v) {
+  c.put(i, sizeof(T), &v);
+}
+inline void capture(CapturedArgs& c, uint32_t i, const LocalMemory& v) { c.put(i, v.bytes, nullptr); }
 
 // The shape of a launch, before any argument is set: `n` arguments for a kernel of `num_args`
 // parameters whose last is the zex_state_t (`takes_state`), no zero extent, fewer than 2^64

@@ -5,6 +5,7 @@
 
 #include <level_zero/ze_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace zex {
@@ -37,6 +38,72 @@ using CommandListImmediateAppendFn = ze_result_t(ZE_APICALL*)(ze_command_list_ha
                                                               ze_command_list_handle_t*, ze_event_handle_t, uint32_t,
                                                               ze_event_handle_t*);
 constexpr const char* kImmediateAppendName = "zeCommandListImmediateAppendCommandListsExp";
+
+/// Spec 1.9's experimental mutable command lists (ZE_experimental_mutable_command_list, version 1.0):
+/// Graph::update changes a recorded launch's arguments through them where the device says it can
+/// (ze_mutable_command_list_exp_properties_t::mutableCommandFlags has KERNEL_ARGUMENTS), else it
+/// records the graph's list again (docs/design.md, "Updating a recorded launch"). Only what zex uses is
+/// declared; the layouts are the specification's, pinned below.
+constexpr const char* kMutableCommandListExtension = "ZE_experimental_mutable_command_list";
+constexpr ze_structure_type_t kStypeMutableCommandListProperties = static_cast<ze_structure_type_t>(0x00020015);
+constexpr ze_structure_type_t kStypeMutableCommandListDesc = static_cast<ze_structure_type_t>(0x00020016);
+constexpr ze_structure_type_t kStypeMutableCommandIdDesc = static_cast<ze_structure_type_t>(0x00020017);
+constexpr ze_structure_type_t kStypeMutableCommandsDesc = static_cast<ze_structure_type_t>(0x00020018);
+constexpr ze_structure_type_t kStypeMutableKernelArgumentDesc = static_cast<ze_structure_type_t>(0x00020019);
+/// ze_mutable_command_exp_flag_t ZE_MUTABLE_COMMAND_EXP_FLAG_KERNEL_ARGUMENTS = ZE_BIT(0).
+constexpr uint32_t kMutableKernelArguments = 1u << 0;
+
+/// ze_mutable_command_list_exp_properties_t, chained on ze_device_properties_t.
+struct MutableCommandListProperties {
+  ze_structure_type_t stype = kStypeMutableCommandListProperties;
+  void* pNext = nullptr;
+  uint32_t mutableCommandListFlags = 0;
+  uint32_t mutableCommandFlags = 0;
+};
+/// ze_mutable_command_list_exp_desc_t, chained on ze_command_list_desc_t: the list is mutable.
+struct MutableCommandListDesc {
+  ze_structure_type_t stype = kStypeMutableCommandListDesc;
+  const void* pNext = nullptr;
+  uint32_t flags = 0;
+};
+/// ze_mutable_command_id_exp_desc_t: what the next command's id may change.
+struct MutableCommandIdDesc {
+  ze_structure_type_t stype = kStypeMutableCommandIdDesc;
+  const void* pNext = nullptr;
+  uint32_t flags = 0;
+};
+/// ze_mutable_commands_exp_desc_t: the head of an update's chain.
+struct MutableCommandsDesc {
+  ze_structure_type_t stype = kStypeMutableCommandsDesc;
+  const void* pNext = nullptr;
+  uint32_t flags = 0;
+};
+/// ze_mutable_kernel_argument_exp_desc_t: one argument of one command.
+struct MutableKernelArgumentDesc {
+  ze_structure_type_t stype = kStypeMutableKernelArgumentDesc;
+  const void* pNext = nullptr;
+  uint64_t commandId = 0;
+  uint32_t argIndex = 0;
+  size_t argSize = 0;
+  const void* pArgValue = nullptr;
+};
+static_assert(sizeof(MutableCommandListProperties) == 24 && offsetof(MutableCommandListProperties, mutableCommandFlags) == 20,
+              "ze_mutable_command_list_exp_properties_t");
+static_assert(sizeof(MutableCommandIdDesc) == 24 && offsetof(MutableCommandIdDesc, flags) == 16,
+              "ze_mutable_command_id_exp_desc_t");
+static_assert(sizeof(MutableKernelArgumentDesc) == 48 && offsetof(MutableKernelArgumentDesc, commandId) == 16 &&
+                  offsetof(MutableKernelArgumentDesc, argIndex) == 24 && offsetof(MutableKernelArgumentDesc, argSize) == 32 &&
+                  offsetof(MutableKernelArgumentDesc, pArgValue) == 40,
+              "ze_mutable_kernel_argument_exp_desc_t");
+
+/// ze_result_t zeCommandListGetNextCommandIdExp(ze_command_list_handle_t hCommandList,
+/// const ze_mutable_command_id_exp_desc_t* desc, uint64_t* pCommandId): the id of the command appended next.
+using GetNextCommandIdFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, const MutableCommandIdDesc*, uint64_t*);
+constexpr const char* kGetNextCommandIdName = "zeCommandListGetNextCommandIdExp";
+/// ze_result_t zeCommandListUpdateMutableCommandsExp(ze_command_list_handle_t hCommandList,
+/// const ze_mutable_commands_exp_desc_t* desc): applies the chained updates; the list is closed again after.
+using UpdateMutableCommandsFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, const MutableCommandsDesc*);
+constexpr const char* kUpdateMutableCommandsName = "zeCommandListUpdateMutableCommandsExp";
 
 /// zex-cpu's driver extension saying its immediate lists run in order without the 1.7 flag
 /// (docs/cpu-driver.md).

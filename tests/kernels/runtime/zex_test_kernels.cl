@@ -142,3 +142,17 @@ __kernel void stop_barrier(__global uint* done, uint thrower, __local uint* scra
     atomic_add(done, s);
   }
 }
+
+// Graph::update of __local sizes (tests/runtime/graph_update_test.cpp): every work-item fills its share
+// of all a_words words of `a` with 7, and b[l] = l + 1; after a barrier, out[gid] = a[a_words - 1] * 1000
+// + b[l]. Were `b` placed inside `a` (its offset not re-laid when a's size grew), the fill would
+// overwrite it: the work-item throws with the word it found.
+__kernel void two_locals(__global uint* out, __local uint* a, __local uint* b, uint a_words, zex_state_t zex) {
+  const uint l = (uint)get_local_id(0), n = (uint)get_local_size(0);
+  b[l] = l + 1u;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint i = l; i < a_words; i += n) a[i] = 7u;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (b[l] != l + 1u) ZEX_THROW_VALUES(zex, "LocalOverlap", "b was overwritten", l, b[l]);  // LINE:two_locals
+  out[get_global_id(0)] = a[a_words - 1u] * 1000u + b[l];
+}
