@@ -127,6 +127,9 @@ struct Graph::State {
   State(const State&) = delete;
   State& operator=(const State&) = delete;
 
+  // "graph 'step'", or "the graph" for an unnamed one: how messages name it (built only when refusing).
+  std::string which() const { return name.empty() ? std::string("the graph") : "graph '" + name + "'"; }
+
   ~State() {
     // Nothing of ours may still run: wait for the executions in flight (their epilogues write the ring).
     if (in_flight() && queue) zeCommandQueueSynchronize(queue, UINT64_MAX);
@@ -257,7 +260,6 @@ struct Graph::State {
   // executions in flight elsewhere (`elsewhere`, described by `others`). The names are built only
   // when one is refused, not on every execution.
   void check_executable(const char* fn, const Device& on, const char* owner, bool elsewhere, const char* others) const {
-    auto which = [&] { return name.empty() ? std::string("the graph") : "graph '" + name + "'"; };
     if (failed) std::rethrow_exception(failed);
     if (!closed) throw LogicError(std::string(fn) + ": " + which() + " is not closed; call close() after recording it");
     if (dev != on)
@@ -341,7 +343,7 @@ Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, 
   State& g = live();
   if (g.failed) std::rethrow_exception(g.failed);
   if (g.closed)
-    throw LogicError("zex::Graph::launch: " + std::string(g.name.empty() ? "the graph" : "graph '" + g.name + "'") +
+    throw LogicError("zex::Graph::launch: " + g.which() +
                      " is closed; record every launch before close(), or record a new zex::Graph");
   if (ks.device != &g.dev.info()) detail::throw_wrong_device(*ks.name, *ks.device, g.dev.info());
   Kernel::Level& l = ks.at(level);
@@ -446,14 +448,13 @@ bool Graph::recording_failed() const { return static_cast<bool>(live().failed); 
 Kernel::State& Graph::update_kernel(GraphLaunch launch) {
   State& g = live();
   std::lock_guard<std::mutex> lock(g.mu);
-  auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
   if (g.failed) std::rethrow_exception(g.failed);
   if (launch.number == 0 || launch.number > g.entries.size())
-    throw InvalidArgument("zex::Graph::update: " + which() + " has no launch " + std::to_string(launch.number) +
+    throw InvalidArgument("zex::Graph::update: " + g.which() + " has no launch " + std::to_string(launch.number) +
                           " (its launches are numbered 1 to " + std::to_string(g.entries.size()) +
                           " in recording order, as launch() returned them)");
   if (!g.closed)
-    throw LogicError("zex::Graph::update: " + which() +
+    throw LogicError("zex::Graph::update: " + g.which() +
                      " is not closed; record every launch, close() it, then update (or record the launch with the "
                      "arguments it should have)");
   return *g.entries[launch.number - 1].kernel;
@@ -478,17 +479,16 @@ void Graph::finish_update(GraphLaunch launch, detail::CapturedArgs&& args) {
   for (uint32_t i = 0; i < args.args.size(); ++i)
     if (!e.args.same(i, args)) changed.push_back(i);
   if (changed.empty()) return;
-  auto which = [&] { return g.name.empty() ? std::string("the graph") : "graph '" + g.name + "'"; };
   if (!g.mutable_list && (!g.owned || g.exposed.load(std::memory_order_relaxed)))
     throw LogicError("zex::Graph::update: the driver offers no mutable command lists (spec 1.9), so zex would "
-                     "record the list of " + which() + " again, but " +
+                     "record the list of " + g.which() + " again, but " +
                      (g.owned ? std::string("its handle() was handed out while it was recorded")
                               : std::string("it is a runtime's own list (Graph::adopt)")) +
                      ": the runtime's own appends to it cannot be recorded again. Record a new zex::Graph with the "
                      "new arguments");
   if (g.in_flight()) {
     if (g.stream)
-      throw LogicError("zex::Graph::update: " + which() +
+      throw LogicError("zex::Graph::update: " + g.which() +
                        " has executions in flight on a zex::Stream; synchronize the stream before updating");
     g.wait_in_flight();
     g.harvest_all();  // their throws are raised by the queue's next synchronize
