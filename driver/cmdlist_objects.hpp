@@ -5,6 +5,17 @@
 
 #include "worker.hpp"
 
+namespace zexcpu {
+
+/// A command of a mutable list that zeCommandListGetNextCommandIdExp named: what may change (flags) and
+/// the launch appended after it (null until then, or if that append failed).
+struct MutableCommand {
+  uint32_t flags = 0;
+  Command* command = nullptr;  // owned by the list's `commands`
+};
+
+}  // namespace zexcpu
+
 struct _ze_command_list_handle_t {
   uint32_t magic = zexcpu::kListMagic;
   ze_context_handle_t context = nullptr;
@@ -13,6 +24,11 @@ struct _ze_command_list_handle_t {
   bool closed = false;       // regular lists only
   std::vector<std::unique_ptr<zexcpu::Command>> commands;  // regular lists only
   std::unique_ptr<zexcpu::Worker> worker;                  // immediate lists only
+  // ZE_experimental_mutable_command_list (mutable_list.cpp); regular lists created with its descriptor.
+  bool mutable_list = false;
+  bool updated = false;          // updated since its last close: not executable until closed again
+  bool id_pending = false;       // zeCommandListGetNextCommandIdExp's id waits for the next kernel launch
+  std::vector<zexcpu::MutableCommand> mutables;  // index: command id - 1
 };
 
 struct _ze_command_queue_handle_t {
@@ -69,6 +85,18 @@ ze_result_t begin_command(ze_command_list_handle_t l, ze_event_handle_t signal, 
                           const ze_event_handle_t* waits, std::unique_ptr<Command>* out);
 /// Records a regular list's command, or runs an immediate list's (waiting for it when synchronous).
 ze_result_t finish_command(ze_command_list_handle_t l, std::unique_ptr<Command> c);
+
+// --- mutable_list.cpp ---------------------------------------------------------------------------------
+
+/// The mutation flags zex-cpu supports.
+constexpr uint32_t kMutableFlagsSupported = 0x1 | 0x2 | 0x4 | 0x10 | 0x20;  // arguments, group count and
+                                                                           // size, signal and wait events
+/// zeCommandListCreate's pNext: true when it asks for a mutable list (and zex-cpu offers them).
+bool wants_mutable_list(const void* pNext);
+/// The launch appended to a mutable list after zeCommandListGetNextCommandIdExp: claims the pending id
+/// (`c` null: the append failed, and the id names nothing, as in NEO). Indirect launches are refused
+/// while an id is pending (UNSUPPORTED_FEATURE, as NEO).
+void attach_pending_id(ze_command_list_handle_t l, Command* c);
 
 }  // namespace zexcpu
 

@@ -22,6 +22,7 @@ ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t hContext, ze_devi
   auto* l = new (std::nothrow) _ze_command_list_handle_t;
   if (l == nullptr) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   l->context = hContext;
+  l->mutable_list = wants_mutable_list(desc->pNext);
   *phCommandList = l;
   return ZE_RESULT_SUCCESS;
 }
@@ -62,6 +63,7 @@ ze_result_t ZE_APICALL zeCommandListClose(ze_command_list_handle_t hCommandList)
   ZEXCPU_FAULT_POINT("zeCommandListClose");
   ZEXCPU_CHECK(check_list(hCommandList));
   if (!hCommandList->immediate) hCommandList->closed = true;
+  hCommandList->updated = false;  // a mutable list's updates are committed
   return ZE_RESULT_SUCCESS;
 }
 
@@ -75,6 +77,10 @@ ze_result_t ZE_APICALL zeCommandListReset(ze_command_list_handle_t hCommandList)
   }
   hCommandList->commands.clear();
   hCommandList->closed = false;
+  // A mutable list's ids name nothing any more; they start again at 1, as NEO's do after a reset.
+  hCommandList->mutables.clear();
+  hCommandList->id_pending = false;
+  hCommandList->updated = false;
   return ZE_RESULT_SUCCESS;
 }
 
@@ -127,11 +133,18 @@ ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list_handle_t 
   if (hCommandList == nullptr || hKernel == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (pLaunchFuncArgs == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   std::unique_ptr<Command> c;
-  ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
   std::unique_ptr<LaunchCommand> launch;
-  ZEXCPU_CHECK(capture_launch(hKernel, *pLaunchFuncArgs, &launch));
-  c->launch = std::move(launch);
-  return finish_command(hCommandList, std::move(c));
+  ze_result_t r = begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c);
+  if (r == ZE_RESULT_SUCCESS) r = capture_launch(hKernel, *pLaunchFuncArgs, &launch);
+  Command* appended = nullptr;
+  if (r == ZE_RESULT_SUCCESS) {
+    c->launch = std::move(launch);
+    appended = c.get();  // a regular list keeps it in `commands`
+    r = finish_command(hCommandList, std::move(c));
+  }
+  if (is_list(hCommandList) && hCommandList->id_pending)
+    attach_pending_id(hCommandList, r == ZE_RESULT_SUCCESS ? appended : nullptr);
+  return r;
 }
 
 /// The group count is read when the launch runs (an earlier command may have written it).
@@ -143,6 +156,10 @@ ze_result_t ZE_APICALL zeCommandListAppendLaunchKernelIndirect(ze_command_list_h
   ZEXCPU_FAULT_POINT("zeCommandListAppendLaunchKernelIndirect");
   if (hCommandList == nullptr || hKernel == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (pLaunchArgumentsBuffer == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (is_list(hCommandList) && hCommandList->id_pending) {
+    attach_pending_id(hCommandList, nullptr);  // as NEO: an indirect launch cannot be mutable
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+  }
   std::unique_ptr<Command> c;
   ZEXCPU_CHECK(begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c));
   std::unique_ptr<LaunchCommand> launch;
@@ -162,6 +179,10 @@ ze_result_t ZE_APICALL zeCommandListAppendLaunchMultipleKernelsIndirect(
   if (hCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (phKernels == nullptr || pCountBuffer == nullptr || pLaunchArgumentsBuffer == nullptr)
     return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (is_list(hCommandList) && hCommandList->id_pending) {
+    attach_pending_id(hCommandList, nullptr);  // as NEO: indirect launches cannot be mutable
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+  }
   std::vector<std::unique_ptr<Command>> cs;
   try {
     for (uint32_t i = 0; i < numKernels; ++i) {
@@ -222,6 +243,7 @@ void* extension_function(const char* name) {
   const bool append_hidden = no_append != nullptr && *no_append != '\0' && std::strcmp(no_append, "0") != 0;
   if (std::strcmp(name, "zeCommandListImmediateAppendCommandListsExp") == 0 && !append_hidden)
     return reinterpret_cast<void*>(&zeCommandListImmediateAppendCommandListsExp);
+  if (void* m = mutable_list_function(name)) return m;
   void* f = nullptr;
   if (info_log_function(name, &f)) return f;
   return nullptr;

@@ -26,7 +26,9 @@ ze_result_t check_lists_to_execute(uint32_t n, const ze_command_list_handle_t* l
     if (l == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (!is_list(l)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (l->immediate) return ZE_RESULT_ERROR_INVALID_COMMAND_LIST_TYPE;
-    if (!l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // A mutable list updated since its last close is not executable until closed again (NEO would run
+    // it half-updated; the specification asks for the close).
+    if (!l->closed || l->updated) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
   return ZE_RESULT_SUCCESS;
 }

@@ -319,10 +319,14 @@ ze_result_t ZE_APICALL zeDriverGetExtensionProperties(ze_driver_handle_t hDriver
     const char* v = std::getenv("ZEX_CPU_NO_IN_ORDER");
     return v == nullptr || *v == '\0' || std::strcmp(v, "0") == 0;
   }();
-  const ze_driver_extension_properties_t* offered[2];
+  // Spec 1.9's experimental mutable command lists, version 1.0 (mutable_list.cpp);
+  // ZEX_CPU_NO_MUTABLE_COMMAND_LIST=1 withdraws them.
+  static const ze_driver_extension_properties_t kMutable{"ZE_experimental_mutable_command_list", ZE_MAKE_VERSION(1, 0)};
+  const ze_driver_extension_properties_t* offered[3];
   uint32_t n = 0;
   if (in_order) offered[n++] = &kInOrder;
   if (info_log_offered()) offered[n++] = &kInfoLogs;
+  if (mutable_lists_offered()) offered[n++] = &kMutable;
   if (*pCount == 0 || props == nullptr) {  // a count query: nothing is written
     *pCount = n;
     return ZE_RESULT_SUCCESS;
@@ -411,6 +415,7 @@ ze_result_t ZE_APICALL zeDeviceGetProperties(ze_device_handle_t hDevice, ze_devi
   p->kernelTimestampValidBits = 64;
   std::memcpy(p->uuid.id, hDevice->uuid, sizeof(p->uuid.id));
   copy_name(p->name, hDevice->name);
+  fill_mutable_properties(p->pNext);  // ze_mutable_command_list_exp_properties_t, where chained
   return ZE_RESULT_SUCCESS;
 }
 

@@ -28,6 +28,21 @@ class LaunchCommand {
   /// The second half of run(): bookkeeping after a kernel enqueued with enqueue() has finished (pins the
   /// kernel objects that hold the module's constants). Call once per successful enqueue().
   virtual void completed() = 0;
+
+  // Mutable command lists (mutable_list.cpp): what zeCommandListUpdateMutableCommandsExp changes. Each
+  // check_* answers as the corresponding append-time call would and changes nothing, so that an update
+  // is checked whole before any of it is applied; set_* applies a checked change. Both are thread-safe
+  // against enqueue() (the launch's state is read and written under the kernel's lock), but the
+  // specification leaves changing a launch that is executing undefined, and so does zex-cpu.
+  /// True for the indirect forms, whose group count is read at execution (not mutable, as in NEO).
+  virtual bool indirect() const = 0;
+  /// Errors: INVALID_KERNEL_ARGUMENT_INDEX, and zeKernelSetArgumentValue's for the value.
+  virtual ze_result_t check_argument(uint32_t index, size_t size, const void* value) const = 0;
+  virtual void set_argument(uint32_t index, size_t size, const void* value) = 0;
+  /// Errors: INVALID_GROUP_SIZE_DIMENSION, as zeKernelSetGroupSize.
+  virtual ze_result_t check_group_size(uint32_t x, uint32_t y, uint32_t z) const = 0;
+  virtual void set_group_size(uint32_t x, uint32_t y, uint32_t z) = 0;
+  virtual void set_group_count(const ze_group_count_t& groups) = 0;
 };
 
 /// Captures hKernel's current arguments and group size for a launch of `groups` work-groups (a group

@@ -148,6 +148,35 @@ ze_result_t ZE_APICALL zeKernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_
   return ZE_RESULT_SUCCESS;
 }
 
+ze_result_t encode_argument(const ArgSlot& s, size_t argSize, const void* pArgValue, uint8_t* dst) {
+  switch (s.kind) {
+    case ArgKind::Pointer:
+      if (argSize != sizeof(void*)) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+      if (dst == nullptr) break;
+      if (pArgValue)
+        memcpy(dst, pArgValue, sizeof(void*));
+      else
+        memset(dst, 0, sizeof(void*));  // a null pointer
+      break;
+    case ArgKind::Local:
+      // The size is the local buffer's size in bytes; the value is not used.
+      if (argSize == 0 || argSize > limits().local_mem) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+      if (dst != nullptr) memcpy(dst, &argSize, sizeof argSize);
+      break;
+    case ArgKind::Value:
+      if (argSize != s.size) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+      if (dst == nullptr) break;
+      if (pArgValue)
+        memcpy(dst, pArgValue, s.size);
+      else
+        memset(dst, 0, s.size);
+      break;
+    case ArgKind::Unsupported:
+      return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;  // images, samplers: zex-cpu has none
+  }
+  return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t ZE_APICALL zeKernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex, size_t argSize,
                                       const void* pArgValue) {
   ZEXCPU_FAULT_POINT("zeKernelSetArgumentValue");
@@ -157,30 +186,7 @@ ze_result_t ZE_APICALL zeKernelSetArgumentValue(ze_kernel_handle_t hKernel, uint
   const auto& slots = k->layout->slots;
   if (argIndex >= slots.size()) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
   const ArgSlot& s = slots[argIndex];
-  uint8_t* dst = k->blob.data() + s.offset;
-  switch (s.kind) {
-    case ArgKind::Pointer:
-      if (argSize != sizeof(void*)) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
-      if (pArgValue)
-        memcpy(dst, pArgValue, sizeof(void*));
-      else
-        memset(dst, 0, sizeof(void*));  // a null pointer
-      break;
-    case ArgKind::Local:
-      // The size is the local buffer's size in bytes; the value is not used.
-      if (argSize == 0 || argSize > limits().local_mem) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
-      memcpy(dst, &argSize, sizeof argSize);
-      break;
-    case ArgKind::Value:
-      if (argSize != s.size) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
-      if (pArgValue)
-        memcpy(dst, pArgValue, s.size);
-      else
-        memset(dst, 0, s.size);
-      break;
-    case ArgKind::Unsupported:
-      return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;  // images, samplers: zex-cpu has none
-  }
+  ZEXCPU_CHECK(encode_argument(s, argSize, pArgValue, k->blob.data() + s.offset));
   if (!k->is_set[argIndex]) {
     k->is_set[argIndex] = 1;
     --k->unset;

@@ -51,7 +51,14 @@ class Launch final : public LaunchCommand {
     // An indirect launch reads its group count now: earlier commands of the list may have written it;
     // the i-th launch of zeCommandListAppendLaunchMultipleKernelsIndirect runs only if i < *count.
     if (count_ != nullptr && index_ >= *count_) return ZE_RESULT_SUCCESS;
-    const ze_group_count_t groups = indirect_ ? *indirect_ : groups_;
+    ze_group_count_t groups;
+    uint32_t group[3];
+    {
+      // The sizes as they are now: a mutable list's update writes them under the kernel's lock.
+      std::lock_guard<std::mutex> lock(cl_->mu);
+      groups = indirect_ ? *indirect_ : groups_;
+      memcpy(group, group_, sizeof group);
+    }
     if (groups.groupCountX == 0 || groups.groupCountY == 0 || groups.groupCountZ == 0)
       return ZE_RESULT_SUCCESS;  // nothing to run
     if (__builtin_expect(launch_runs_nothing(layout_->info->name.c_str()), 0)) {
@@ -59,9 +66,9 @@ class Launch final : public LaunchCommand {
       // its waiters wake and answer ZE_RESULT_ERROR_DEVICE_LOST (device_loss.hpp).
       return cl_to_ze(clEnqueueMarkerWithWaitList(queue, 0, nullptr, done));
     }
-    size_t local[3] = {group_[0], group_[1], group_[2]};
-    size_t global[3] = {size_t(groups.groupCountX) * group_[0], size_t(groups.groupCountY) * group_[1],
-                        size_t(groups.groupCountZ) * group_[2]};
+    size_t local[3] = {group[0], group[1], group[2]};
+    size_t global[3] = {size_t(groups.groupCountX) * group[0], size_t(groups.groupCountY) * group[1],
+                        size_t(groups.groupCountZ) * group[2]};
     // get_work_dim() as Intel's driver computes it.
     cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
     cl_int err = CL_SUCCESS;
@@ -70,7 +77,7 @@ class Launch final : public LaunchCommand {
       // The first launch with a new group size makes PoCL load a new kernel object (PoCL may do so
       // within clEnqueueNDRangeKernel): note what was loaded before, to pin the new one when the
       // launch has completed (see Module::pinned).
-      std::array<uint32_t, 3> g{group_[0], group_[1], group_[2]};
+      std::array<uint32_t, 3> g{group[0], group[1], group[2]};
       auto& seen = cl_->seen_group_sizes;
       bool first = std::find(seen.begin(), seen.end(), g) == seen.end();
       if (first) cl_->loaded_before[g] = loaded_kernel_objects(layout_->info->pocl_name);
@@ -82,6 +89,7 @@ class Launch final : public LaunchCommand {
       if (first) {
         if (err == CL_SUCCESS) {
           seen.push_back(g);
+          pinned_group_ = g;
           pin_.store(true, std::memory_order_relaxed);
         } else {
           cl_->loaded_before.erase(g);
@@ -96,13 +104,42 @@ class Launch final : public LaunchCommand {
     std::vector<std::string> before;
     {
       std::lock_guard<std::mutex> lock(cl_->mu);
-      auto it = cl_->loaded_before.find({group_[0], group_[1], group_[2]});
+      auto it = cl_->loaded_before.find(pinned_group_);
       if (it != cl_->loaded_before.end()) {
         before = std::move(it->second);
         cl_->loaded_before.erase(it);
       }
     }
     pin_kernel_objects(cl_->module, layout_->info->pocl_name, before);
+  }
+
+  bool indirect() const override { return indirect_ != nullptr; }
+
+  ze_result_t check_argument(uint32_t index, size_t size, const void* value) const override {
+    if (index >= layout_->slots.size()) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
+    return encode_argument(layout_->slots[index], size, value, nullptr);
+  }
+
+  void set_argument(uint32_t index, size_t size, const void* value) override {
+    std::lock_guard<std::mutex> lock(cl_->mu);
+    const ArgSlot& s = layout_->slots[index];
+    encode_argument(s, size, value, blob_.data() + s.offset);  // checked by check_argument
+  }
+
+  ze_result_t check_group_size(uint32_t x, uint32_t y, uint32_t z) const override {
+    return zexcpu::check_group_size(*layout_->info, x, y, z);
+  }
+
+  void set_group_size(uint32_t x, uint32_t y, uint32_t z) override {
+    std::lock_guard<std::mutex> lock(cl_->mu);
+    group_[0] = x;
+    group_[1] = y;
+    group_[2] = z;
+  }
+
+  void set_group_count(const ze_group_count_t& groups) override {
+    std::lock_guard<std::mutex> lock(cl_->mu);
+    groups_ = groups;
   }
 
  private:
@@ -163,6 +200,7 @@ class Launch final : public LaunchCommand {
   const uint32_t* count_;  // the multi-kernel form's kernel count, read at execution
   uint32_t index_;
   uint32_t group_[3];
+  std::array<uint32_t, 3> pinned_group_{};  // the group size whose first launch this was (pin_)
   std::atomic<bool> pin_{false};
 };
 

@@ -122,6 +122,11 @@ struct Limits {
   cl_ulong local_mem = 0;
 };
 const Limits& limits();
+
+/// zeKernelSetArgumentValue's checks and encoding of one argument into a blob slot (shared with the
+/// mutable command lists' argument updates, mutable_list.cpp): `dst` is the slot's bytes, or null to
+/// check only. Errors: INVALID_KERNEL_ARGUMENT_SIZE, UNSUPPORTED_FEATURE (images, samplers).
+ze_result_t encode_argument(const ArgSlot& s, size_t argSize, const void* pArgValue, uint8_t* dst);
 /// ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION unless (x, y, z) is a group size the kernel can run with.
 ze_result_t check_group_size(const KernelInfo& info, uint32_t x, uint32_t y, uint32_t z);
 

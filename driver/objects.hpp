@@ -71,6 +71,15 @@ constexpr uint32_t kNumQueues = 4;
 /// (entry points newer than the installed loader's DDI tables), or nullptr.
 void* extension_function(const char* name);
 
+// Spec 1.9's mutable command lists (mutable_list.cpp).
+/// Whether zex-cpu offers ZE_experimental_mutable_command_list (ZEX_CPU_NO_MUTABLE_COMMAND_LIST=1 hides
+/// it, as a driver without it; read on each call).
+bool mutable_lists_offered();
+/// zeDeviceGetProperties' pNext: fills ze_mutable_command_list_exp_properties_t where chained.
+void fill_mutable_properties(void* pNext);
+/// Its functions by name, for zeDriverGetExtensionFunctionAddress (null when hidden or unknown).
+void* mutable_list_function(const char* name);
+
 /// Nanoseconds of the clock that zex-cpu uses for every timestamp (device and kernel timestamps).
 inline uint64_t now_ns() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

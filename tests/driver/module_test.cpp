@@ -98,12 +98,12 @@ TEST_F(Module, KernelNames) {
   ASSERT_NE(m, nullptr);
   uint32_t n = 0;
   ZE_OK(zeModuleGetKernelNames(m, &n, nullptr));
-  EXPECT_EQ(n, 9u);
+  EXPECT_EQ(n, 10u);
   std::vector<const char*> names(n);
   ZE_OK(zeModuleGetKernelNames(m, &n, names.data()));
   std::set<std::string> got(names.begin(), names.end());
   for (const char* want : {"empty", "vadd", "add_value", "store_value", "spin_then_store", "scalars",
-                           "by_struct", "geometry", "indirect_store"})
+                           "by_struct", "geometry", "indirect_store", "two_locals"})
     EXPECT_TRUE(got.count(want)) << want;
   // Asking for fewer returns that many.
   uint32_t two = 2;

@@ -50,8 +50,17 @@ constexpr ze_structure_type_t kStypeMutableCommandListDesc = static_cast<ze_stru
 constexpr ze_structure_type_t kStypeMutableCommandIdDesc = static_cast<ze_structure_type_t>(0x00020017);
 constexpr ze_structure_type_t kStypeMutableCommandsDesc = static_cast<ze_structure_type_t>(0x00020018);
 constexpr ze_structure_type_t kStypeMutableKernelArgumentDesc = static_cast<ze_structure_type_t>(0x00020019);
-/// ze_mutable_command_exp_flag_t ZE_MUTABLE_COMMAND_EXP_FLAG_KERNEL_ARGUMENTS = ZE_BIT(0).
+constexpr ze_structure_type_t kStypeMutableGroupCountDesc = static_cast<ze_structure_type_t>(0x0002001A);
+constexpr ze_structure_type_t kStypeMutableGroupSizeDesc = static_cast<ze_structure_type_t>(0x0002001B);
+/// ze_mutable_command_exp_flag_t: ZE_MUTABLE_COMMAND_EXP_FLAG_KERNEL_ARGUMENTS = ZE_BIT(0), GROUP_COUNT =
+/// ZE_BIT(1), GROUP_SIZE = ZE_BIT(2), GLOBAL_OFFSET = ZE_BIT(3), SIGNAL_EVENT = ZE_BIT(4), WAIT_EVENTS =
+/// ZE_BIT(5) (version 1.0; KERNEL_INSTRUCTION, ZE_BIT(6), is version 1.1's).
 constexpr uint32_t kMutableKernelArguments = 1u << 0;
+constexpr uint32_t kMutableGroupCount = 1u << 1;
+constexpr uint32_t kMutableGroupSize = 1u << 2;
+constexpr uint32_t kMutableGlobalOffset = 1u << 3;
+constexpr uint32_t kMutableSignalEvent = 1u << 4;
+constexpr uint32_t kMutableWaitEvents = 1u << 5;
 
 /// ze_mutable_command_list_exp_properties_t, chained on ze_device_properties_t.
 struct MutableCommandListProperties {
@@ -87,6 +96,27 @@ struct MutableKernelArgumentDesc {
   size_t argSize = 0;
   const void* pArgValue = nullptr;
 };
+/// ze_mutable_group_count_exp_desc_t: a command's new group count.
+struct MutableGroupCountDesc {
+  ze_structure_type_t stype = kStypeMutableGroupCountDesc;
+  const void* pNext = nullptr;
+  uint64_t commandId = 0;
+  const ze_group_count_t* pGroupCount = nullptr;
+};
+/// ze_mutable_group_size_exp_desc_t: a command's new group size.
+struct MutableGroupSizeDesc {
+  ze_structure_type_t stype = kStypeMutableGroupSizeDesc;
+  const void* pNext = nullptr;
+  uint64_t commandId = 0;
+  uint32_t groupSizeX = 0;
+  uint32_t groupSizeY = 0;
+  uint32_t groupSizeZ = 0;
+};
+static_assert(sizeof(MutableGroupCountDesc) == 32 && offsetof(MutableGroupCountDesc, pGroupCount) == 24,
+              "ze_mutable_group_count_exp_desc_t");
+static_assert(sizeof(MutableGroupSizeDesc) == 40 && offsetof(MutableGroupSizeDesc, groupSizeX) == 24 &&
+                  offsetof(MutableGroupSizeDesc, groupSizeZ) == 32,
+              "ze_mutable_group_size_exp_desc_t");
 static_assert(sizeof(MutableCommandListProperties) == 24 && offsetof(MutableCommandListProperties, mutableCommandFlags) == 20,
               "ze_mutable_command_list_exp_properties_t");
 static_assert(sizeof(MutableCommandIdDesc) == 24 && offsetof(MutableCommandIdDesc, flags) == 16,
@@ -104,6 +134,15 @@ constexpr const char* kGetNextCommandIdName = "zeCommandListGetNextCommandIdExp"
 /// const ze_mutable_commands_exp_desc_t* desc): applies the chained updates; the list is closed again after.
 using UpdateMutableCommandsFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, const MutableCommandsDesc*);
 constexpr const char* kUpdateMutableCommandsName = "zeCommandListUpdateMutableCommandsExp";
+/// zeCommandListUpdateMutableCommandSignalEventExp, (list, uint64_t commandId, ze_event_handle_t): a
+/// command's new signal event; zeCommandListUpdateMutableCommandWaitEventsExp, (list, uint64_t commandId,
+/// uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents): its first numWaitEvents wait events. zex
+/// itself does not call them (zex-cpu implements them from these declarations).
+using UpdateMutableSignalEventFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, uint64_t, ze_event_handle_t);
+using UpdateMutableWaitEventsFn = ze_result_t(ZE_APICALL*)(ze_command_list_handle_t, uint64_t, uint32_t,
+                                                           ze_event_handle_t*);
+constexpr const char* kUpdateMutableSignalEventName = "zeCommandListUpdateMutableCommandSignalEventExp";
+constexpr const char* kUpdateMutableWaitEventsName = "zeCommandListUpdateMutableCommandWaitEventsExp";
 
 /// zex-cpu's driver extension saying its immediate lists run in order without the 1.7 flag
 /// (docs/cpu-driver.md).
