@@ -196,6 +196,7 @@ void BM_Graph_Raw(benchmark::State& state);
 void BM_Graph_Zex(benchmark::State& state);
 void BM_Graph_ZexDebugInfo(benchmark::State& state);
 void BM_Graph_RawFloor(benchmark::State& state);
+void BM_GraphUpdate(benchmark::State& state);
 void BM_ContextAdopt(benchmark::State& state);
 
 }  // namespace zex_bench

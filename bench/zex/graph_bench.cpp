@@ -94,4 +94,29 @@ void BM_Graph_ZexDebugInfo(benchmark::State& state) {
   graph_zex(state, *mod);
 }
 
+// Graph::update's cost (issue 26 item 6): a 10-launch graph of `touch` executed once per iteration and
+// synchronized, with (range 1) or without (range 0) an update of launch 5's token before the execution.
+// The path is the context's (in place through mutable command lists where the driver offers them, which
+// zex-cpu does; recorded again with ZEX_GRAPH_UPDATE=rerecord): run the bench once each way.
+void BM_GraphUpdate(benchmark::State& state) {
+  const bool update = state.range(0) != 0;
+  zex::Kernel k = g_env->mod.kernel("touch");
+  zex::Graph graph(g_env->dev, "updated");
+  uint32_t* flag = g_env->flag;
+  zex::GraphLaunch h{};
+  for (uint32_t i = 0; i < kGraphLaunches; ++i) {
+    zex::GraphLaunch l = graph.launch(k, one_item(), flag, i);
+    if (i == 5) h = l;
+  }
+  graph.close();
+  zex::Queue q(g_env->dev);
+  uint32_t token = 100;
+  for (auto _ : state) {
+    if (update) graph.update(h, flag, ++token);
+    q.execute(graph);
+    q.synchronize();
+  }
+  state.SetLabel(graph.updates_in_place() ? "in place" : "recorded again");
+}
+
 }  // namespace zex_bench

@@ -79,6 +79,7 @@ BENCHMARK(BM_Graph_ZexDebugInfo)->Arg(1)->Unit(benchmark::kMillisecond)->UseReal
 BENCHMARK(BM_Graph_ZexDebugInfo)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_RawFloor)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Graph_RawFloor)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_GraphUpdate)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_SyncOnly_Raw)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SyncOnly_Zex)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ContextAdopt)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond)->UseRealTime();
@@ -176,6 +177,12 @@ int main(int argc, char** argv) {
       if (z > 0 && g > 0)
         std::printf("  graph of 10 launches x%s items, module built with -g: %7.3f us per execution, %.3fx the module without\n",
                     n, g / 1e3 / kGraphExecutions, g / z);
+    }
+    {
+      const double u = rep.median("BM_GraphUpdate/1"), n = rep.median("BM_GraphUpdate/0");
+      if (u > 0 && n > 0)
+        std::printf("  10-launch graph, one execution + synchronize: with an update of one launch %8.3f us, without %8.3f us: median %.3fx (the update: %+.3f us)\n",
+                    u / 1e3, n / 1e3, u / n, (u - n) / 1e3);
     }
     ratio("launch+sync zex, 100 vs 1 streams", "BM_LaunchSync_Zex/100", "BM_LaunchSync_Zex/1");
     ratio("launch+sync zex, 1000 vs 1 streams", "BM_LaunchSync_Zex/1000", "BM_LaunchSync_Zex/1");
