@@ -12,6 +12,7 @@ namespace zexcpu {
 struct MutableCommand {
   uint32_t flags = 0;
   Command* command = nullptr;  // owned by the list's `commands`
+  bool appended_with_signal = false;  // its signal event may change (NEO: even after one set to null)
 };
 
 }  // namespace zexcpu

@@ -129,12 +129,13 @@ ze_result_t ZE_APICALL zeCommandListAppendLaunchKernel(ze_command_list_handle_t 
                                                        const ze_group_count_t* pLaunchFuncArgs,
                                                        ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
                                                        ze_event_handle_t* phWaitEvents) {
-  ZEXCPU_FAULT_POINT("zeCommandListAppendLaunchKernel");
-  if (hCommandList == nullptr || hKernel == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  if (pLaunchFuncArgs == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  ZEXCPU_FAULT_POINT("zeCommandListAppendLaunchKernel");  // an injected failure changes nothing
+  if (hCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   std::unique_ptr<Command> c;
   std::unique_ptr<LaunchCommand> launch;
-  ze_result_t r = begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c);
+  ze_result_t r = hKernel == nullptr          ? ZE_RESULT_ERROR_INVALID_NULL_HANDLE
+                  : pLaunchFuncArgs == nullptr ? ZE_RESULT_ERROR_INVALID_NULL_POINTER
+                                               : begin_command(hCommandList, hSignalEvent, numWaitEvents, phWaitEvents, &c);
   if (r == ZE_RESULT_SUCCESS) r = capture_launch(hKernel, *pLaunchFuncArgs, &launch);
   Command* appended = nullptr;
   if (r == ZE_RESULT_SUCCESS) {

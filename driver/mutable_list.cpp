@@ -10,8 +10,8 @@
 // checked whole before any of it is applied (NEO applies the descriptors up to the first bad one), an id
 // that names nothing is refused (NEO indexes past its table), and a list updated but not closed again is
 // refused by zeCommandQueueExecuteCommandLists (NEO runs it half-committed). Flags zex-cpu cannot honour
-// (global offset: zex-cpu has no zeKernelSetGlobalOffsetExp; kernel instruction: version 1.1) are refused
-// at zeCommandListGetNextCommandIdExp, not accepted and later failed. docs/cpu-driver.md.
+// (global offset: zex-cpu has no zeKernelSetGlobalOffsetExp) are accepted and dropped as NEO accepts any
+// set; an update that needs one is refused. docs/cpu-driver.md.
 #include "cmdlist_objects.hpp"
 #include "kernel.hpp"
 
@@ -57,10 +57,14 @@ void fill_mutable_properties(void* pNext) {
 
 void attach_pending_id(ze_command_list_handle_t l, Command* c) {
   l->id_pending = false;
-  if (!l->mutables.empty()) l->mutables.back().command = c;
+  if (l->mutables.empty()) return;
+  l->mutables.back().command = c;
+  l->mutables.back().appended_with_signal = c != nullptr && c->signal;
 }
 
 namespace {
+
+constexpr uint32_t kFlagKernelInstruction = 1u << 6;  // ZE_MUTABLE_COMMAND_EXP_FLAG_KERNEL_INSTRUCTION (1.1)
 
 /// The launch `id` names in `l`, if its flags allow `flag`; else null (INVALID_ARGUMENT, as NEO).
 Command* named(ze_command_list_handle_t l, uint64_t id, uint32_t flag) {
@@ -80,19 +84,22 @@ ze_result_t check_mutable_list(ze_command_list_handle_t l) {
 }  // namespace
 
 /// Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER, INVALID_ENUMERATION (flags beyond version 1.1's),
-/// UNSUPPORTED_ENUMERATION (a flag zex-cpu does not honour), INVALID_ARGUMENT (not a mutable regular
-/// list, or closed).
+/// INVALID_ARGUMENT (not a mutable regular list, or closed; KERNEL_INSTRUCTION, which needs version 1.1's
+/// zeCommandListGetNextCommandIdWithKernelsExp: NEO refuses it likewise without kernels).
 ze_result_t ZE_APICALL zeCommandListGetNextCommandIdExp(ze_command_list_handle_t hCommandList,
                                                        const mut::MutableCommandIdDesc* desc, uint64_t* pCommandId) {
   ZEXCPU_FAULT_POINT("zeCommandListGetNextCommandIdExp");
   if (hCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (desc == nullptr || pCommandId == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (desc->flags > 0xff) return ZE_RESULT_ERROR_INVALID_ENUMERATION;  // the validation layer's bound
-  if (desc->flags & ~kMutableFlagsSupported) return ZE_RESULT_ERROR_UNSUPPORTED_ENUMERATION;
+  if (desc->flags & kFlagKernelInstruction) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   ZEXCPU_CHECK(check_mutable_list(hCommandList));
   if (hCommandList->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // nothing can be appended to name
   MutableCommand m;
-  m.flags = desc->flags == 0 ? kMutableFlagsSupported : desc->flags;  // 0: everything, as NEO
+  // 0: everything offered, as NEO. Flags zex-cpu does not offer (GLOBAL_OFFSET: the device property
+  // leaves it out) are accepted and dropped, as NEO accepts any set ("all" unions are common, e.g.
+  // Intel's compute-benchmarks): an update that needs one is then refused with INVALID_ARGUMENT.
+  m.flags = desc->flags == 0 ? kMutableFlagsSupported : desc->flags & kMutableFlagsSupported;
   try {
     // An id taken twice without a launch in between names nothing (its successor takes the launch).
     hCommandList->mutables.push_back(m);
@@ -108,7 +115,7 @@ ze_result_t ZE_APICALL zeCommandListGetNextCommandIdExp(ze_command_list_handle_t
 /// skipped, as NEO does) after checking all of it: a refused update changes nothing. The list must be
 /// closed again before it is executed. Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER (no desc, or a
 /// group count descriptor without its count), INVALID_ARGUMENT (not a mutable list; an id that names no
-/// launch, or whose flags do not allow the change), INVALID_KERNEL_ARGUMENT_INDEX,
+/// launch, or whose flags do not allow the change; an argument index the kernel does not have, as NEO),
 /// INVALID_KERNEL_ARGUMENT_SIZE, INVALID_GROUP_SIZE_DIMENSION, UNSUPPORTED_FEATURE (an image or sampler
 /// argument).
 ze_result_t ZE_APICALL zeCommandListUpdateMutableCommandsExp(ze_command_list_handle_t hCommandList,
@@ -128,8 +135,8 @@ ze_result_t ZE_APICALL zeCommandListUpdateMutableCommandsExp(ze_command_list_han
         if (c == nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         if (apply)
           c->launch->set_argument(a->argIndex, a->argSize, a->pArgValue);
-        else
-          ZEXCPU_CHECK(c->launch->check_argument(a->argIndex, a->argSize, a->pArgValue));
+        else if (ze_result_t r = c->launch->check_argument(a->argIndex, a->argSize, a->pArgValue); r != ZE_RESULT_SUCCESS)
+          return r == ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX ? ZE_RESULT_ERROR_INVALID_ARGUMENT : r;  // as NEO
       } else if (d->stype == mut::kStypeMutableGroupCountDesc) {
         auto* g = reinterpret_cast<const mut::MutableGroupCountDesc*>(d);
         Command* c = named(l, g->commandId, mut::kMutableGroupCount);
@@ -162,7 +169,7 @@ ze_result_t ZE_APICALL zeCommandListUpdateMutableCommandSignalEventExp(ze_comman
   if (hCommandList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   ZEXCPU_CHECK(check_mutable_list(hCommandList));
   Command* c = named(hCommandList, commandId, mut::kMutableSignalEvent);
-  if (c == nullptr || !c->signal) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (c == nullptr || !hCommandList->mutables[commandId - 1].appended_with_signal) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (hSignalEvent != nullptr && !is_event(hSignalEvent)) return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
   c->signal = EventRef(hSignalEvent);
   hCommandList->updated = true;
@@ -170,9 +177,9 @@ ze_result_t ZE_APICALL zeCommandListUpdateMutableCommandSignalEventExp(ze_comman
 }
 
 /// Replaces the launch's first `numWaitEvents` wait events (as NEO: at most as many as it was appended
-/// with). Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER (a count without events), INVALID_SIZE (more
-/// than it was appended with), INVALID_ARGUMENT (not a mutable list; the id names no launch or its flags
-/// do not allow it), INVALID_SYNCHRONIZATION_OBJECT (not a live event).
+/// with). Errors: INVALID_NULL_HANDLE, INVALID_NULL_POINTER (a count without events), INVALID_ARGUMENT
+/// (not a mutable list; the id names no launch or its flags do not allow it; more events than it was
+/// appended with, as NEO), INVALID_SYNCHRONIZATION_OBJECT (not a live event).
 ze_result_t ZE_APICALL zeCommandListUpdateMutableCommandWaitEventsExp(ze_command_list_handle_t hCommandList,
                                                                      uint64_t commandId, uint32_t numWaitEvents,
                                                                      ze_event_handle_t* phWaitEvents) {
@@ -182,7 +189,7 @@ ze_result_t ZE_APICALL zeCommandListUpdateMutableCommandWaitEventsExp(ze_command
   ZEXCPU_CHECK(check_mutable_list(hCommandList));
   Command* c = named(hCommandList, commandId, mut::kMutableWaitEvents);
   if (c == nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  if (numWaitEvents > c->waits.size()) return ZE_RESULT_ERROR_INVALID_SIZE;
+  if (numWaitEvents > c->waits.size()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   for (uint32_t i = 0; i < numWaitEvents; ++i)
     if (!is_event(phWaitEvents[i])) return ZE_RESULT_ERROR_INVALID_SYNCHRONIZATION_OBJECT;
   for (uint32_t i = 0; i < numWaitEvents; ++i) c->waits[i] = EventRef(phWaitEvents[i]);

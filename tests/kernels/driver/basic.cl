@@ -60,15 +60,15 @@ kernel void indirect_store(global ulong* table, int v) {
   target[get_global_id(0)] = v + (int)get_global_id(0);
 }
 
-// Two local buffers with a length between them (mutable_list_test.cpp): every work-item fills all of
-// `a` (its `a_len` ints) with -a_len, then writes its slot of `b`. If the buffers overlapped (b's offset
-// not re-laid after a's size changed), b's writes would land in a, or a's fill in b:
-// out[i] = a[l] + b[(l+1) % n] is -a_len + 1000 + (l+1)%n only when they do not.
+// Two local buffers with a length between them (mutable_list_test.cpp): every work-item writes its slot
+// of `b`, then (after a barrier) fills its share of all of `a` (`a_len` ints) with -a_len. Were `b` placed
+// inside `a` (its offset not laid out again after a's size grew), the fill would overwrite it:
+// out[i] = a[l] + b[(l+1) % n] is -a_len + 1000 + (l+1)%n only when they do not overlap.
 kernel void two_locals(global int* out, local int* a, uint a_len, local int* b) {
   size_t l = get_local_id(0), n = get_local_size(0);
-  for (uint i = (uint)l; i < a_len; i += (uint)n) a[i] = -(int)a_len;
-  barrier(CLK_LOCAL_MEM_FENCE);
   b[l] = (int)(1000 + l);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint i = (uint)l; i < a_len; i += (uint)n) a[i] = -(int)a_len;
   barrier(CLK_LOCAL_MEM_FENCE);
   out[get_global_id(0)] = a[l] + b[(l + 1) % n];
 }
