@@ -187,6 +187,46 @@ void* map_memfd(size_t size, size_t alignment, int* fd, size_t* mapped, uint64_t
   return p;
 }
 
+/// ZEX_CPU_GUARD_PAGES's allocation: [guard page][slack][allocation][guard page...], the allocation's
+/// end flush against the trailing guard page (to its alignment: the gap is below `alignment`, and 0
+/// for the usual sizes; alignment 0 means 16, the widest OpenCL C vector element pair zex-cpu's kernels
+/// load). nullptr when the mapping or protection fails.
+void* map_guarded(size_t size, size_t alignment, void** raw, size_t* mapped) {
+  const size_t align = alignment ? alignment : 16;
+  if (align > kPageSize * 16) return nullptr;  // beyond what a guard mapping is for
+  const size_t body = (size + align - 1) / align * align;
+  const size_t pages = (body + kPageSize - 1) / kPageSize * kPageSize;
+  if (body < size || pages < body || pages > SIZE_MAX - 2 * kPageSize - align) return nullptr;
+  // Head guard, the body's pages (and, for an alignment above a page, as much slack again), tail guard.
+  const size_t len = kPageSize + pages + (align > kPageSize ? align : 0) + kPageSize;
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(m);
+  const uintptr_t tail = base + len - kPageSize;  // the trailing guard page
+  const uintptr_t p = (tail - size) & ~uintptr_t(align - 1);
+  if (mprotect(m, kPageSize, PROT_NONE) != 0 ||
+      mprotect(reinterpret_cast<void*>(tail), kPageSize, PROT_NONE) != 0) {
+    munmap(m, len);
+    return nullptr;
+  }
+  madvise(m, len, MADV_DONTFORK);
+  *raw = m;
+  *mapped = len;
+  return reinterpret_cast<void*>(p);
+}
+
+}  // namespace
+
+bool guard_pages() {
+  static const bool on = [] {
+    const char* v = std::getenv("ZEX_CPU_GUARD_PAGES");
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+namespace {
+
 /// The checks common to the three allocation entry points, then the SVM allocation itself.
 ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t size, size_t alignment,
                      bool relaxed, ze_device_handle_t device, void** pptr) {
@@ -196,6 +236,16 @@ ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t
   const ze_result_t oom =
       type == ZE_MEMORY_TYPE_HOST ? ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY : ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
   if (size > SIZE_MAX - alignment) return oom;
+  if (guard_pages()) {
+    // Every kind of allocation (no memfd: a guarded device allocation cannot be exported).
+    Allocation a{size, type, 0, device, hContext, nullptr, Backing::Guarded};
+    void* p = map_guarded(size, alignment, &a.raw, &a.mapped);
+    if (p == nullptr) return oom;
+    a.id = g_next_alloc_id.fetch_add(1);
+    allocations().insert(p, a);
+    *pptr = p;
+    return ZE_RESULT_SUCCESS;
+  }
   cl_svm_mem_flags flags = CL_MEM_READ_WRITE;
   if (device_info().svm_caps & CL_DEVICE_SVM_FINE_GRAIN_BUFFER) {
     flags |= CL_MEM_SVM_FINE_GRAIN_BUFFER;
@@ -287,6 +337,7 @@ void release(const Allocation& a, void* base) {
       fd_budget().give();
       break;
     case Backing::Imported: munmap(base, a.mapped); break;
+    case Backing::Guarded: munmap(a.raw, a.mapped); break;
   }
 }
 

@@ -19,6 +19,8 @@ enum class Backing : uint8_t {
   Heap,      // posix_memalign: relaxed limits above what PoCL's SVM allocator gives
   Memfd,     // a device allocation: mmap of its own memfd (fd), `mapped` bytes; exportable
   Imported,  // zeMemOpenIpcHandle: mmap of another allocation's memfd, `mapped` bytes; no fd kept
+  Guarded,   // ZEX_CPU_GUARD_PAGES=1: an anonymous mapping (raw, `mapped` bytes) whose first page and the
+             // page right after the allocation's end are PROT_NONE
 };
 
 struct Allocation {
@@ -85,6 +87,11 @@ AllocationMap& allocations();
 extern std::atomic<uint64_t> g_next_alloc_id;
 
 constexpr uint64_t kPageSize = 4096;
+
+/// ZEX_CPU_GUARD_PAGES=1 (read once): every allocation ends where an inaccessible page begins, and one
+/// precedes it, so that an access past either end faults at once instead of reading or writing the host
+/// memory beside it (docs/cpu-driver.md, "Guard pages").
+bool guard_pages();
 
 /// Frees what the allocation's backing holds (a memfd mapping may go to the reuse cache).
 void release(const Allocation& a, void* base);
