@@ -32,6 +32,8 @@
 #define ZEX_MAX_VALUES 2
 #define ZEX_VALUES_PLAIN 0u  /* zex_report_t.value_kind: printed as "values a, b" */
 #define ZEX_VALUES_BOUNDS 1u /* printed as "index a, length b" (ZEX_CHECK_BOUNDS) */
+#define ZEX_VALUES_MEMORY 2u /* printed after the reason as "at byte offset a of an allocation of b bytes"
+                                (zex's memory checks, docs/design.md "Automatic memory checks") */
 /* The claim area of one slot in device memory: the 32-bit claim word at 0, the 64-bit thrower count
    at ZEX_COUNT_OFFSET (version 2). The host resets all ZEX_CLAIM_BYTES at once. */
 #define ZEX_COUNT_OFFSET 8

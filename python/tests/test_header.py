@@ -249,6 +249,7 @@ def test_constants_match_zex_h(header):
     abi = read("include", "zex", "abi.h")
     assert re.search(r"#define ZEX_ABI_VERSION (\d+)u", abi).group(1) == "3"  # test_reports.py expects 3
     assert re.search(r"#define ZEX_VALUES_BOUNDS (\d+)u", abi).group(1) == "1"
+    assert re.search(r"#define ZEX_VALUES_MEMORY (\d+)u", abi).group(1) == "2"
 
 
 def kernel_exception_info_members(text):

@@ -140,7 +140,8 @@ class KernelException(Error):
     known; every level for a site zex numbered, else level 2), ``frame_depth`` (frames in the whole
     chain: more than len(frames) when it was cut at 16; 0 when not known), ``values`` (a tuple of ints: the
     operands the throw recorded from level 1, e.g. (index, length) for a BoundsError; () when none),
-    ``value_kind`` (how the message labels them: 0 plain values, 1 index and length), ``thrower_count``
+    ``value_kind`` (how the message labels them: 0 plain values, 1 index and length, 2 byte offset and
+    allocation size), ``thrower_count``
     (how many work-items threw, at least 1; 1 at level 0, which counts nothing) and ``launch_site`` (a
     LaunchSite(file, line) of the Python line that called Stream.launch or Graph.launch, or None). From a
     zex.Graph's execution (raised by Queue.synchronize()): ``execution`` (its 0-based index per graph,

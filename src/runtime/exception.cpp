@@ -35,6 +35,8 @@ std::string values_text(const KernelExceptionInfo& info) {
   if (v.empty()) return {};
   if (info.value_kind == ZEX_VALUES_BOUNDS && v.size() == 2)
     return "index " + std::to_string(v[0]) + ", length " + std::to_string(v[1]);
+  if (info.value_kind == ZEX_VALUES_MEMORY && v.size() == 2)
+    return "at byte offset " + std::to_string(v[0]) + " of an allocation of " + std::to_string(v[1]) + " bytes";
   std::string t = v.size() == 1 ? "value " : "values ";
   for (size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + std::to_string(v[i]);
   return t;
@@ -117,7 +119,9 @@ std::string format_kernel_exception(const KernelExceptionInfo& info, Language la
     m += (starts_with_vowel(info.name) ? "An " : "A ") + info.name + " was thrown" + where;
   }
   if (!info.reason.empty()) m += ": " + info.reason;
-  if (info.debug_level >= 1 && !info.values.empty()) m += ": " + values_text(info);
+  if (info.debug_level >= 1 && !info.values.empty())  // a memory check's continues its reason's sentence
+    m += (info.value_kind == ZEX_VALUES_MEMORY && info.values.size() == 2 && !info.reason.empty() ? " " : ": ") +
+         values_text(info);
   if (info.debug_level >= 1 && info.thrower_count > 1)
     m += "\n" + std::to_string(info.thrower_count) + " work-items threw; the first to claim the report is shown.";
   if (info.debug_level <= 0) {

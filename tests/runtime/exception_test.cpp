@@ -110,6 +110,24 @@ TEST(KernelExceptionMessage, ValuesCountAndLaunchSiteAtLevel1) {
   EXPECT_EQ(e.launch_site()->line, 42u);
 }
 
+// ZEX_VALUES_MEMORY (memory checks, issue 27): the values continue the reason's sentence.
+TEST(KernelExceptionMessage, MemoryValuesContinueTheReason) {
+  auto i = info(1);
+  i.name = "OutOfBoundsAccess";
+  i.reason = "read of argument 'a'";
+  i.values = {4096, 4096};
+  i.value_kind = ZEX_VALUES_MEMORY;
+  zex::KernelException e(i);
+  EXPECT_NE(std::string(e.what()).find("read of argument 'a' at byte offset 4096 of an allocation of 4096 bytes\n"),
+            std::string::npos)
+      << e.what();
+  i.reason.clear();  // no reason: labelled after a colon, as other values
+  EXPECT_NE(std::string(zex::KernelException(i).what()).find(": at byte offset 4096 of an allocation of 4096 bytes"),
+            std::string::npos);
+  i.values = {7};  // one value: plain
+  EXPECT_NE(std::string(zex::KernelException(i).what()).find(": value 7"), std::string::npos);
+}
+
 TEST(KernelExceptionMessage, PlainValuesOneThrowerAndNoSite) {
   auto i = info(2);
   i.values = {7, 3};

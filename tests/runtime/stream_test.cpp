@@ -504,3 +504,23 @@ TEST(Stream, LaunchArgsTakesArgumentsAsBytes) {
   s.synchronize();
   for (int i = 0; i < 1024; ++i) ASSERT_EQ(c[i], float(i) + 2.0f) << i;
 }
+
+// ZEX_VALUES_MEMORY end to end (issue 27, item 3): the offset and the allocation's size continue the
+// reason's sentence, at level 1; level 0 has the site's name and reason only.
+TEST(Stream, MemoryReportsSayTheOffsetAndTheAllocationSize) {
+  auto& e = env();
+  zex::Kernel k = e.mod.kernel("memory_report");
+  zex::Stream s(e.dev);
+  Usm<uint32_t> a(64), out(128);
+  s.launch(k, cfg1d(1, 65, 1), a.get(), out.get(), uint64_t{64 * 4});  // work-item 64 reads a[64]
+  auto ex = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(ex.name(), "OutOfBoundsAccess");
+  EXPECT_EQ(ex.info().value_kind, ZEX_VALUES_MEMORY);
+  EXPECT_EQ(ex.values(), (std::vector<uint64_t>{256, 256}));
+  EXPECT_NE(std::string(ex.what()).find(": read of argument 'a' at byte offset 256 of an allocation of 256 bytes\n"),
+            std::string::npos)
+      << ex.what();
+  s.launch(k, cfg1d(1, 65, 0), a.get(), out.get(), uint64_t{64 * 4});
+  auto ex0 = zex_test::expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_NE(std::string(ex0.what()).find(": read of argument 'a'\n"), std::string::npos) << ex0.what();
+}

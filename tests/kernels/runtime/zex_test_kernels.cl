@@ -156,3 +156,12 @@ __kernel void two_locals(__global uint* out, __local uint* a, __local uint* b, u
   if (b[l] != l + 1u) ZEX_THROW_VALUES(zex, "LocalOverlap", "b was overwritten", l, b[l]);  // LINE:two_locals
   out[get_global_id(0)] = a[a_words - 1u] * 1000u + b[l];
 }
+
+// The report a memory check makes (ZEX_VALUES_MEMORY, issue 27), thrown by hand as zex's memory-check
+// pass will emit it: reading a[i] of an allocation of `bytes` bytes, out of bounds for i*4+4 > bytes.
+__kernel void memory_report(__global const uint* a, __global uint* out, ulong bytes, zex_state_t zex) {
+  const size_t i = get_global_id(0);
+  if (i * 4u + 4u > bytes)
+    ZEX_THROW_VALUES_KIND(zex, "OutOfBoundsAccess", "read of argument 'a'", 2u, ZEX_VALUES_MEMORY, i * 4u, bytes);  // LINE:memory_report
+  out[i] = a[i];
+}
