@@ -223,7 +223,10 @@ void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b) {
 /* Early stop (cfg.stop_on_throw; docs/abi.md, "Early stop"): zex's stop_on_throw pass calls this at
    the entry of every kernel of a module it builds for early stop, with the kernel's zex_state_t in
    pieces, and the kernel returns at once if it gives non-zero. Not for compilers to call: zex adds the
-   call. The fast path, when nothing was thrown, is one relaxed load of the claim word (device memory).
+   call. The fast path, when nothing was thrown, is one volatile load of the claim word (device memory):
+   the check is advisory (a group that reads a stale 0 runs its work, as one that started earlier does),
+   and on Intel's compiler a volatile load is the hand-written floor of the check where OpAtomicLoad
+   costs 64-192 bytes more per kernel (docs/decisions.md, "The stop check's claim read").
     - `uniform` 0 (a kernel without work-group barriers): stop once anything claimed the slot: an
       earlier launch of the stream or graph execution, or a work-item of this launch, so the launch's
       remaining work-groups skip their work too.
@@ -234,7 +237,7 @@ void zex_throw_site(zex_state_t zex, uint site, ulong a, ulong b) {
       stale one. */
 #define ZEX_SEMANTICS_ACQUIRE_GLOBAL 0x202 /* Acquire | CrossWorkgroupMemory */
 uint zex_stop_requested(ulong report, ulong claim, ulong launch_id, uint uniform) {
-  uint owner = __spirv_AtomicLoad((volatile __global uint*)claim, ZEX_SCOPE_DEVICE, ZEX_SEMANTICS_RELAXED);
+  uint owner = *(volatile __global uint*)claim;  /* a 32-bit aligned word: the old or the new value */
   if (owner == 0u)
     return 0u;
   if (uniform == 0u)

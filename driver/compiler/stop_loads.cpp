@@ -41,8 +41,17 @@ unsigned lower_stop_check_loads(llvm::Module& m) {
   Function* f = m.getFunction("zex_stop_requested");
   if (!f || f->isDeclaration()) return 0;
   std::vector<CallInst*> reads;
+  std::vector<LoadInst*> volatile_claims;
   for (BasicBlock& bb : *f)
     for (Instruction& i : bb) {
+      // Since the library reads the claim word with a volatile load (smaller on Intel's compiler than
+      // an atomic one: docs/decisions.md, "The stop check's claim read"), that load is the one to hoist.
+      if (auto* load = dyn_cast<LoadInst>(&i)) {
+        if (load->isVolatile() && !load->isAtomic() && load->getType()->isIntegerTy(32) &&
+            load->getPointerAddressSpace() == kGlobalAS && reads_claim_word(load->getPointerOperand(), f))
+          volatile_claims.push_back(load);
+        continue;
+      }
       auto* call = dyn_cast<CallInst>(&i);
       if (!call || call->arg_size() != 2) continue;
       Function* callee = call->getCalledFunction();
@@ -79,7 +88,16 @@ unsigned lower_stop_check_loads(llvm::Module& m) {
     call->replaceAllUsesWith(load);
     call->eraseFromParent();
   }
-  return static_cast<unsigned>(reads.size());
+  for (LoadInst* load : volatile_claims) {
+    // As the atomic form's claim read below: unordered (a racing throw gives the old or the new value)
+    // and invariant, so that LICM hoists it out of the work-item loop; no longer volatile, which LICM
+    // would never move.
+    load->setVolatile(false);
+    load->setAtomic(AtomicOrdering::Unordered);
+    if (load->getAlign() < Align(4)) load->setAlignment(Align(4));
+    load->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(m.getContext(), {}));
+  }
+  return static_cast<unsigned>(reads.size() + volatile_claims.size());
 }
 
 }  // namespace zexcpu

@@ -94,6 +94,36 @@ TEST(StopLoads, TheStopChecksReadsBecomeLoads) {
   EXPECT_EQ(lower_stop_check_loads(*m), 0u) << "nothing left to change";
 }
 
+// The library's present form (docs/decisions.md, "The stop check's claim read"): the claim word read
+// with a volatile load, the status with OpAtomicLoad (atomic_add(p, 0)). The volatile load becomes the
+// same hoistable unordered invariant load; a volatile load of anything else stays as it is.
+TEST(StopLoads, AVolatileClaimReadBecomesTheHoistableLoad) {
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx,
+                    "declare spir_func i32 @_Z10atomic_addPU3AS1Vii(i32 addrspace(1)*, i32)\n"
+                    "define spir_func i32 @zex_stop_requested(i64 %report, i64 %claim, i64 %id, i32 %u) {\n"
+                    "  %c = inttoptr i64 %claim to i32 addrspace(1)*\n"
+                    "  %owner = load volatile i32, i32 addrspace(1)* %c, align 4\n"
+                    "  %s = inttoptr i64 %report to i32 addrspace(1)*\n"
+                    "  %other = load volatile i32, i32 addrspace(1)* %s, align 4\n"
+                    "  %status = call spir_func i32 @_Z10atomic_addPU3AS1Vii(i32 addrspace(1)* %s, i32 0)\n"
+                    "  %r0 = add i32 %owner, %status\n  %r = add i32 %r0, %other\n  ret i32 %r\n}\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(lower_stop_check_loads(*m), 2u);
+  EXPECT_EQ(verify(*m), "");
+  std::vector<llvm::LoadInst*> loads;
+  for (llvm::Instruction& i : llvm::instructions(*m->getFunction("zex_stop_requested")))
+    if (auto* l = llvm::dyn_cast<llvm::LoadInst>(&i)) loads.push_back(l);
+  ASSERT_EQ(loads.size(), 3u);
+  EXPECT_FALSE(loads[0]->isVolatile());
+  EXPECT_EQ(loads[0]->getOrdering(), llvm::AtomicOrdering::Unordered);
+  EXPECT_TRUE(loads[0]->hasMetadata(llvm::LLVMContext::MD_invariant_load));
+  EXPECT_TRUE(loads[1]->isVolatile()) << "a volatile read of the report is not the claim word's";
+  EXPECT_FALSE(loads[1]->hasMetadata(llvm::LLVMContext::MD_invariant_load));
+  EXPECT_EQ(loads[2]->getOrdering(), llvm::AtomicOrdering::Acquire);
+  EXPECT_EQ(lower_stop_check_loads(*m), 0u) << "nothing left to change";
+}
+
 // --- inline.cpp ---------------------------------------------------------------------------------------
 
 TEST(Inline, HelpersAreInlinedAndDropped) {
