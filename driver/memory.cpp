@@ -187,29 +187,32 @@ void* map_memfd(size_t size, size_t alignment, int* fd, size_t* mapped, uint64_t
   return p;
 }
 
-/// ZEX_CPU_GUARD_PAGES's allocation: [guard page][slack][allocation][guard page...], the allocation's
-/// end flush against the trailing guard page (to its alignment: the gap is below `alignment`, and 0
-/// for the usual sizes; alignment 0 means 16, the widest OpenCL C vector element pair zex-cpu's kernels
-/// load). nullptr when the mapping or protection fails.
-void* map_guarded(size_t size, size_t alignment, void** raw, size_t* mapped) {
-  const size_t align = alignment ? alignment : 16;
-  if (align > kPageSize * 16) return nullptr;  // beyond what a guard mapping is for
-  const size_t body = (size + align - 1) / align * align;
-  const size_t pages = (body + kPageSize - 1) / kPageSize * kPageSize;
-  if (body < size || pages < body || pages > SIZE_MAX - 2 * kPageSize - align) return nullptr;
-  // Head guard, the body's pages (and, for an alignment above a page, as much slack again), tail guard.
-  const size_t len = kPageSize + pages + (align > kPageSize ? align : 0) + kPageSize;
+/// ZEX_CPU_GUARD_PAGES's allocation: [guard page][slack][allocation][gap][guard page][slack], the
+/// allocation as close to a guard page after it as its alignment allows: the gap is (-size) mod
+/// min(alignment, page), 0 for the usual sizes. Alignment 0 means kSvmMaxAlign, as on the SVM path
+/// (a kernel's widest vector, long16, is 128 bytes and the compiler may load it with aligned
+/// instructions). Device allocations are not inherited by fork(), as memfd-backed ones are not; host
+/// and shared ones are, as the SVM ones they replace are. nullptr when the mapping or protection fails.
+void* map_guarded(size_t size, size_t alignment, bool device, void** raw, size_t* mapped) {
+  const size_t align = alignment ? alignment : kSvmMaxAlign;
+  const size_t pages = (size + kPageSize - 1) / kPageSize * kPageSize;
+  const size_t slack = align > kPageSize ? align : 0;  // room to place an over-page-aligned start
+  if (pages < size || pages > SIZE_MAX - 2 * kPageSize - slack) return nullptr;
+  const size_t len = kPageSize + pages + slack + kPageSize;
   void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return nullptr;
   const uintptr_t base = reinterpret_cast<uintptr_t>(m);
-  const uintptr_t tail = base + len - kPageSize;  // the trailing guard page
-  const uintptr_t p = (tail - size) & ~uintptr_t(align - 1);
-  if (mprotect(m, kPageSize, PROT_NONE) != 0 ||
-      mprotect(reinterpret_cast<void*>(tail), kPageSize, PROT_NONE) != 0) {
+  const uintptr_t limit = base + len - kPageSize;  // the last page: the latest a guard can be
+  const uintptr_t p = (limit - size) & ~uintptr_t(align - 1);
+  // The first page at or after the allocation's end. For an alignment up to a page it is `limit`; above
+  // one, p is only aligned so far down, and the guard moves down with it (the pages after stay mapped,
+  // unused).
+  const uintptr_t guard = (p + size + kPageSize - 1) & ~uintptr_t(kPageSize - 1);
+  if (mprotect(m, kPageSize, PROT_NONE) != 0 || mprotect(reinterpret_cast<void*>(guard), kPageSize, PROT_NONE) != 0) {
     munmap(m, len);
     return nullptr;
   }
-  madvise(m, len, MADV_DONTFORK);
+  if (device) madvise(m, len, MADV_DONTFORK);
   *raw = m;
   *mapped = len;
   return reinterpret_cast<void*>(p);
@@ -239,7 +242,7 @@ ze_result_t allocate(ze_context_handle_t hContext, ze_memory_type_t type, size_t
   if (guard_pages()) {
     // Every kind of allocation (no memfd: a guarded device allocation cannot be exported).
     Allocation a{size, type, 0, device, hContext, nullptr, Backing::Guarded};
-    void* p = map_guarded(size, alignment, &a.raw, &a.mapped);
+    void* p = map_guarded(size, alignment, type == ZE_MEMORY_TYPE_DEVICE, &a.raw, &a.mapped);
     if (p == nullptr) return oom;
     a.id = g_next_alloc_id.fetch_add(1);
     allocations().insert(p, a);

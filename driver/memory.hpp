@@ -20,7 +20,7 @@ enum class Backing : uint8_t {
   Memfd,     // a device allocation: mmap of its own memfd (fd), `mapped` bytes; exportable
   Imported,  // zeMemOpenIpcHandle: mmap of another allocation's memfd, `mapped` bytes; no fd kept
   Guarded,   // ZEX_CPU_GUARD_PAGES=1: an anonymous mapping (raw, `mapped` bytes) whose first page and the
-             // page right after the allocation's end are PROT_NONE
+             // first page at or after the allocation's end are PROT_NONE
 };
 
 struct Allocation {
@@ -32,7 +32,7 @@ struct Allocation {
   void* raw;
   Backing backing;
   int fd = -1;         // Memfd
-  size_t mapped = 0;   // Memfd, Imported: the length of the mapping at the base
+  size_t mapped = 0;   // Memfd, Imported, Guarded: the length of the mapping (at raw for Guarded)
   uint64_t inode = 0;  // Memfd: the memfd's, read when it was made (an IPC handle carries it)
   size_t align = 0;    // Memfd: the mapping's alignment (the reuse cache's key, with `mapped`)
   bool exported = false;  // Memfd: zeMemGetIpcHandle has named it (its memfd is never reused)

@@ -61,10 +61,11 @@ bool use_global_overload(llvm::Module& m, llvm::Function* f);
 /// Renames a builtin to PoCL's internal "_cl_" spelling (mem_fence & co). False if it cannot.
 bool use_pocl_name(llvm::Module& m, llvm::Function* f);
 
-// --- stop_loads.cpp: the early-stop check's atomic reads as loads -----------------------------------
+// --- stop_loads.cpp: the early-stop check's reads as hoistable loads --------------------------------
 
-/// In zex_stop_requested (zex's early-stop check, if `m` has it): each atomic_add(p, 0), the translator's
-/// reading of OpAtomicLoad, becomes an acquire atomic load. Returns how many it changed.
+/// In zex_stop_requested (zex's early-stop check, if `m` has it): the claim word's read (a volatile load,
+/// or atomic_add(p, 0), the translator's reading of OpAtomicLoad) becomes an unordered invariant load,
+/// and any other atomic_add(p, 0) an acquire atomic load. Returns how many it changed.
 unsigned lower_stop_check_loads(llvm::Module& m);
 
 // --- group_builtins.cpp (+ group_builtins.cl): sub-group and work-group functions --------------------

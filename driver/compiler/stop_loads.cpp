@@ -1,15 +1,19 @@
 // The early-stop check's loads as loads (docs/cpu-driver-compiler.md, step 5b).
 //
 // zex's stop_on_throw pass (src/spirv/passes/stop_on_throw.cpp) calls zex_stop_requested at the entry of
-// every work-item; it reads the launch's claim word (and, when that is set, the report's status) with
-// OpAtomicLoad. llvm-spirv 15 writes OpenCL 1.2-style bitcode for PoCL, which has no atomic load, so it
-// reads OpAtomicLoad as atomic_add(p, 0): a locked read-modify-write of one cache line that every
-// work-item of every group performs. On saxpy x200 (4096 work-items a launch) that made a launch 4.9x as
-// long as without the check (BM_QueuedSaxpy_ZexStop, docs/benchmarks.md). Inside zex_stop_requested,
-// whose semantics zex defines (docs/abi.md, "Early stop": a relaxed read of the claim word, an acquire
-// read of the status), such a call becomes an atomic load (a plain mov on x86-64): acquire for the status,
-// as the device code asks, and for the claim word one that LLVM may hoist out of the work-item loop. Only that function is touched: in user code atomic_add(p, 0)
-// may be a deliberate read-modify-write (it reads the latest value in p's modification order).
+// every work-item. zex_stop_requested reads the launch's claim word with a volatile load (smaller on
+// Intel's compiler than an atomic one: docs/decisions.md, "The stop check's claim read") and, when that
+// is set, the report's status with OpAtomicLoad. A volatile load is one LLVM never moves, so every
+// work-item of PoCL's loop over a group reads the word again; and llvm-spirv 15 writes OpenCL 1.2-style
+// bitcode for PoCL, which has no atomic load, so it reads OpAtomicLoad as atomic_add(p, 0), a locked
+// read-modify-write of one cache line (an older device library read the claim word that way too: on
+// saxpy x200, 4096 work-items a launch, a launch was 4.9x as long as without the check,
+// BM_QueuedSaxpy_ZexStop, docs/benchmarks.md). Inside zex_stop_requested, whose semantics zex defines
+// (docs/abi.md, "Early stop": a relaxed read of the claim word, an acquire read of the status), the
+// claim word's read, volatile or atomic_add(p, 0), becomes an unordered invariant load that LLVM may
+// hoist out of the work-item loop, and the status's an acquire atomic load (a plain mov on x86-64).
+// Only that function is touched: in user code atomic_add(p, 0) may be a deliberate read-modify-write
+// (it reads the latest value in p's modification order).
 #include "compiler/parts.hpp"
 
 #include <llvm/IR/Constants.h>
@@ -89,7 +93,7 @@ unsigned lower_stop_check_loads(llvm::Module& m) {
     call->eraseFromParent();
   }
   for (LoadInst* load : volatile_claims) {
-    // As the atomic form's claim read below: unordered (a racing throw gives the old or the new value)
+    // As the atomic form's claim read above: unordered (a racing throw gives the old or the new value)
     // and invariant, so that LICM hoists it out of the work-item loop; no longer volatile, which LICM
     // would never move.
     load->setVolatile(false);

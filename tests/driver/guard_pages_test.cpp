@@ -74,3 +74,32 @@ TEST_F(GuardPages, AKernelWritingPastTheEndFaults) {
   run(k63, 1, n - 1);
   EXPECT_EQ(p[n - 2], 7);
 }
+
+TEST_F(GuardPages, AlignmentsAboveAPageKeepTheGuardBesideTheEnd) {
+  // An alignment above a page places the start further down than the last page allows; the guard must
+  // follow the end down, not stay at the mapping's last page (which left the pages between open).
+  for (size_t align : {size_t(8192), size_t(65536), size_t(2) << 20}) {
+    for (size_t size : {size_t(100), size_t(4096), size_t(5000), size_t(3 * 4096)}) {
+      auto* p = static_cast<unsigned char*>(alloc_device(size, align));
+      ASSERT_NE(p, nullptr) << align << " " << size;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % align, 0u) << align;
+      p[0] = 1;
+      p[size - 1] = 1;
+      // The first byte that faults is at the next page boundary: the end itself for whole pages.
+      const size_t gap = (4096 - size % 4096) % 4096;
+      if (gap != 0) p[size + gap - 1] = 1;  // inside the last page, still mapped
+      EXPECT_DEATH(p[size + gap] = 1, "") << align << " " << size;
+    }
+  }
+}
+
+TEST_F(GuardPages, AlignmentZeroIsTheSvmPathsAlignment) {
+  // Alignment 0 gives 128-byte alignment, as zex-cpu's SVM allocations do: a kernel's long16 loads may be
+  // aligned instructions. Sizes that are a multiple of 128 end flush against the guard.
+  for (size_t size : {size_t(128), size_t(640), size_t(4096)}) {
+    auto* p = static_cast<unsigned char*>(alloc_shared(size, 0));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 128, 0u);
+    EXPECT_DEATH(p[size] = 1, "") << size;
+  }
+}
