@@ -29,6 +29,20 @@ inline bool is_id_use(uint32_t type) {
          type == SPV_OPERAND_TYPE_MEMORY_SEMANTICS_ID;
 }
 
+/// An atomic instruction on a pointer operand (loads, stores, read-modify-writes, flags).
+inline bool is_atomic_on_pointer(uint16_t o) {
+  return o == spv::OpAtomicLoad || o == spv::OpAtomicStore || (o >= spv::OpAtomicExchange && o <= spv::OpAtomicXor) ||
+         o == spv::OpAtomicFlagTestAndSet || o == spv::OpAtomicFlagClear || o == spv::OpAtomicFMinEXT ||
+         o == spv::OpAtomicFMaxEXT || o == spv::OpAtomicFAddEXT;
+}
+
+/// Where a memory access (OpLoad, OpStore, an atomic on a pointer) has its pointer operand, as a word
+/// index; 0: `o` is not such an access.
+inline size_t access_pointer_word(uint16_t o) {
+  if (o == spv::OpStore || o == spv::OpAtomicStore || o == spv::OpAtomicFlagClear) return 1;
+  return o == spv::OpLoad || is_atomic_on_pointer(o) ? 3 : 0;
+}
+
 struct Operand {
   uint32_t type;  // spv_operand_type_t
   uint16_t offset;

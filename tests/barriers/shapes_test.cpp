@@ -139,6 +139,8 @@ TEST_P(Shapes, CheckedMatchesUncheckedAndThrowsWhenShrunk) {
   }
 }
 
+// tests/barriers/CMakeLists.txt runs each of these as its own CTest entry, by name: a case added here
+// needs its name added there.
 INSTANTIATE_TEST_SUITE_P(Generated, Shapes,
                          ::testing::Values(Case{"O0", 0}, Case{"O0", 1}, Case{"O0", 2}, Case{"O2", 1}),
                          [](const ::testing::TestParamInfo<Case>& i) {

@@ -33,12 +33,6 @@ struct Function {
   std::vector<Block> blocks;
 };
 
-inline bool is_atomic_on_pointer(uint16_t o) {
-  return o == spv::OpAtomicLoad || o == spv::OpAtomicStore || (o >= spv::OpAtomicExchange && o <= spv::OpAtomicXor) ||
-         o == spv::OpAtomicFlagTestAndSet || o == spv::OpAtomicFlagClear || o == spv::OpAtomicFMinEXT ||
-         o == spv::OpAtomicFMaxEXT || o == spv::OpAtomicFAddEXT;
-}
-
 inline bool is_barrier_like(uint16_t o) {
   return o == spv::OpControlBarrier || o == spv::OpGroupAsyncCopy || o == spv::OpGroupWaitEvents ||
          (o >= spv::OpGroupAll && o <= spv::OpGroupUMax);

@@ -61,6 +61,27 @@ inline bool add_stop_checks(Module& m) {
   return run_on_module(m, [&](IRContext& c) { return add_stop_checks(c); });
 }
 
+/// What zex's memory checks (issue 27) can check in one function: its accesses to global memory (loads,
+/// stores, atomics) by whether their pointer traces back to a kernel's CrossWorkgroup pointer parameter
+/// (memory_accesses.cpp says how), and why not.
+struct KernelMemoryAccesses {
+  std::string name;       // the function's OpName ("" without one)
+  uint32_t function = 0;  // its id
+  std::vector<uint32_t> checked_params;  // the parameters (indices) whose bounds the checks need
+  size_t checked = 0;       // traced to a pointer parameter of the kernel
+  size_t loaded = 0;        // the pointer was loaded from memory
+  size_t from_integer = 0;  // made from an integer
+  size_t helper = 0;        // a parameter of a function that is not a kernel
+  size_t other = 0;         // any other derivation (inputs from different parameters, unknown shapes)
+  size_t local = 0;         // Workgroup (__local) memory: the issue's second step
+};
+struct MemoryAccessReport {
+  std::vector<KernelMemoryAccesses> kernels;  // entry points, in module order
+  std::vector<KernelMemoryAccesses> helpers;  // the other defined functions
+};
+/// Reads the module, changes nothing (memory_accesses.cpp).
+MemoryAccessReport analyze_memory_accesses(IRContext& ctx);
+
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns Status::Changed if it changed the module.
 Status merge_duplicate_builtins(IRContext& ctx);
