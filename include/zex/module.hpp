@@ -22,7 +22,34 @@
 
 namespace zex {
 
+/// How zex::Module builds a module (docs/integration.md, "Memory checks").
+struct ModuleOptions {
+  /// Bounds checks on every global load, store and atomic whose pointer traces back to one of a kernel's
+  /// pointer arguments: an access outside the allocation the argument points into throws
+  /// "OutOfBoundsAccess" instead of happening. ZEX_CHECK_MEMORY=1 in the environment turns this on for
+  /// every module zex builds.
+  bool check_memory = false;
+};
+
+/// What a module's memory checks are (Module::memory_checks()): the global accesses (instructions in
+/// the module, not executions) checked, and those left unchecked by reason.
+struct MemoryCheckCounts {
+  bool enabled = false;     // the module was built with check_memory
+  size_t checked = 0;       // accesses through a kernel's pointer argument, each checked
+  size_t loaded = 0;        // unchecked: the pointer was loaded from memory
+  size_t from_integer = 0;  // unchecked: the pointer was made from an integer
+  size_t untraced = 0;      // unchecked: another derivation (pointers of several arguments, say)
+  size_t local = 0;         // __local accesses: not checked yet
+};
+
 namespace detail {
+
+// A kernel's memory-check parameters (ModuleOptions::check_memory): after its `user_params` own
+// parameters, two `ulong`s (base, end) per index in `bounded`, then its zex_state_t.
+struct MemoryParams {
+  uint32_t user_params = 0;
+  std::vector<uint32_t> bounded;
+};
 
 constexpr int kLevels = 3;
 // The driver modules a ModuleState builds: one per debug level, and one per level for launches with
@@ -40,6 +67,8 @@ struct KnownStrings;
 class ModuleState {
  public:
   ModuleState(const Device& dev, std::vector<uint32_t> spirv, SiteTable sites = {});
+  ModuleState(const Device& dev, std::vector<uint32_t> spirv, SiteTable sites, MemoryCheckCounts memory,
+              std::vector<std::pair<std::string, MemoryParams>> memory_params);
   ModuleState(const ModuleState&) = delete;
   ModuleState& operator=(const ModuleState&) = delete;
   ~ModuleState();
@@ -55,6 +84,9 @@ class ModuleState {
   bool takes_state(const std::string& kernel) const;
   /// The kernel's parameter kinds (<zex/detail/param_kind.hpp>) from the SPIR-V; empty if unknown.
   std::vector<uint8_t> param_kinds(const std::string& kernel) const;
+  /// The kernel's memory-check parameters; null without memory checks.
+  const MemoryParams* memory_params(const std::string& kernel) const;
+  const MemoryCheckCounts& memory_checks() const noexcept { return memory_; }
   const DeviceInfo& device() const noexcept { return *dev_; }
   ze_context_handle_t context() const noexcept { return dev_->context; }
   /// The strings of the module built for `variant`, by their relocated addresses; null before the
@@ -81,6 +113,8 @@ class ModuleState {
   // made once per Kernel.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> param_kinds_;
   std::vector<std::pair<std::string, std::string>> zex_strings_;  // name, bytes (record_strings)
+  MemoryCheckCounts memory_;
+  std::vector<std::pair<std::string, MemoryParams>> memory_params_;
   Mutex mu_;
   std::vector<uint32_t> stop_spirv_;  // spirv_ with the stop checks, made by the first stop variant's build
   std::array<ze_module_handle_t, kVariants> native_{};
@@ -94,29 +128,36 @@ int checked_level(int level);
 
 class Kernel;
 
+/// Forgets every allocation bound the memory checks looked up (ModuleOptions::check_memory): call it
+/// after freeing memory whose address a later allocation of another size may reuse, before launching
+/// with that address (zex caches each argument's allocation by its pointer; docs/integration.md).
+/// Thread-safe; costs one atomic increment.
+void forget_memory_bounds() noexcept;
+
 /// A user's SPIR-V module on one device. Construction validates it with SPIRV-Tools and links the
 /// zex device library after it; the driver builds it once per debug level, on the first launch at
 /// that level, and caches it. Move-only; thread-safe.
 class Module {
  public:
-  /// From SPIR-V words.
-  /// @throws std::invalid_argument (invalid SPIR-V, with the validator's diagnostic; link errors)
-  Module(const Device& dev, const std::vector<uint32_t>& spirv_words);
+  /// From SPIR-V words. `options`: ModuleOptions (memory checks).
+  /// @throws std::invalid_argument (invalid SPIR-V, with the validator's diagnostic; link errors; a
+  ///         module the memory checks cannot instrument; ZEX_CHECK_MEMORY set to neither 0 nor 1)
+  Module(const Device& dev, const std::vector<uint32_t>& spirv_words, const ModuleOptions& options = {});
   /// From the bytes of a .spv file.
   /// @throws std::invalid_argument
-  Module(const Device& dev, const std::vector<uint8_t>& spirv_bytes)
-      : Module(dev, spirv_bytes.data(), spirv_bytes.size()) {}
+  Module(const Device& dev, const std::vector<uint8_t>& spirv_bytes, const ModuleOptions& options = {})
+      : Module(dev, spirv_bytes.data(), spirv_bytes.size(), options) {}
   /// From the bytes of a .spv file.
   /// @throws std::invalid_argument
-  Module(const Device& dev, const std::vector<char>& spirv_bytes)
-      : Module(dev, spirv_bytes.data(), spirv_bytes.size()) {}
+  Module(const Device& dev, const std::vector<char>& spirv_bytes, const ModuleOptions& options = {})
+      : Module(dev, spirv_bytes.data(), spirv_bytes.size(), options) {}
   /// From the bytes of a .spv file held in a std::string (e.g. read with an ifstream). A string that
   /// looks like a file name gets an error saying to read the file first.
   /// @throws std::invalid_argument
-  Module(const Device& dev, const std::string& spirv_bytes);
+  Module(const Device& dev, const std::string& spirv_bytes, const ModuleOptions& options = {});
   /// From a buffer of `size_bytes` bytes of SPIR-V.
   /// @throws std::invalid_argument
-  Module(const Device& dev, const void* data, size_t size_bytes);
+  Module(const Device& dev, const void* data, size_t size_bytes, const ModuleOptions& options = {});
 
   Module(Module&&) noexcept = default;
   Module& operator=(Module&&) noexcept = default;
@@ -135,12 +176,14 @@ class Module {
   ze_module_handle_t handle(int level = 1) const { return live().native(detail::checked_level(level)); }
   /// The linked SPIR-V (user module + device library).
   const std::vector<uint32_t>& spirv() const { return live().spirv(); }
+  /// What the module's memory checks cover (enabled == false without ModuleOptions::check_memory).
+  const MemoryCheckCounts& memory_checks() const { return live().memory_checks(); }
 
   /// @throws std::invalid_argument unless 0 <= level <= 2
   static int checked_level(int level) { return detail::checked_level(level); }
 
  private:
-  void init(const Device& dev, const std::vector<uint32_t>& words);
+  void init(const Device& dev, const std::vector<uint32_t>& words, const ModuleOptions& options);
   detail::ModuleState& live() const {
     if (__builtin_expect(!state_, 0)) throw_moved_from("zex::Module");
     return *state_;
@@ -172,12 +215,17 @@ class Kernel {
     detail::LockGuard lock(live().mu);
     return state_->at(detail::checked_level(level)).kernel;
   }
-  /// The kernel's parameter count including the trailing zex_state_t.
+  /// The kernel's parameter count including the trailing zex_state_t (and, in a module built with
+  /// check_memory, the hidden bounds before it: hidden_argument_count()).
   /// @throws ZeError, std::invalid_argument
   uint32_t argument_count(int level = 1) const {
     detail::LockGuard lock(live().mu);
     return state_->at(detail::checked_level(level)).num_args;
   }
+  /// The parameters zex's memory checks added between the kernel's own and its zex_state_t (two
+  /// `ulong`s, base and end, per checked pointer argument; 0 without check_memory). A launch through
+  /// zex sets them; a runtime that sets arguments itself sets them too (docs/integration.md).
+  uint32_t hidden_argument_count() const { return live().hidden; }
 
  private:
   friend class Module;
@@ -198,6 +246,15 @@ class Kernel {
     // once a level is created, exactly num_args long (all kOther, unchecked, if the SPIR-V and the
     // driver disagree on the count).
     std::vector<uint8_t> param_kinds;
+    // check_memory: the parameters between the kernel's own and its zex_state_t (2 per bounded
+    // argument), and per bounded argument the allocation last looked up for it (set_memory_bounds).
+    uint32_t hidden = 0;
+    struct Bounds {
+      uint32_t arg;  // the argument's index
+      uint64_t pointer = 0, base = 0, end = 0, generation = 0;
+      bool known = false;
+    };
+    std::vector<Bounds> bounds;
     detail::Mutex mu;
     std::array<Level, detail::kVariants> levels{};  // by variant (detail::variant_of)
     ~State();

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,6 +97,10 @@ class Stream {
     uint32_t i = 0;
     (void)i;
     ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
+    if (__builtin_expect(ks.hidden != 0, 0)) {  // a module built with check_memory
+      const uint64_t addresses[n + 1] = {detail::arg_address(args)..., 0};
+      set_memory_bounds(ks, l.kernel, addresses, n);
+    }
     append_launch(s, kernel, ks, l, level, static_cast<uint32_t>(n), cfg.groups, at.file, at.line);
   }
 
@@ -139,6 +144,7 @@ class Stream {
       ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
       if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
     }
+    if (__builtin_expect(ks.hidden != 0, 0)) set_memory_bounds_args(ks, l.kernel, args, n);
     // A null file: no launch site (a binding whose caller is unknown; its own line would mislead).
     append_launch(s, kernel, ks, l, level, n, cfg.groups, file, file ? line : 0);
   }
@@ -394,7 +400,7 @@ class Stream {
   // hot path stays in its caller): the launch's shape, then the group size.
   __attribute__((always_inline)) static void check_launch(Kernel::State& ks, Kernel::Level& l, size_t n,
                                                           const LaunchConfig& cfg, Language lang = Language::Cpp) {
-    detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, cfg.groups, cfg.group_size, lang);
+    detail::check_launch_shape(*ks.name, l.num_args - ks.hidden, ks.takes_state, n, cfg.groups, cfg.group_size, lang);
     const Dim3& b = cfg.group_size;
     if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) set_group_size(l, b, *ks.name);
   }
@@ -405,7 +411,7 @@ class Stream {
                                                            const char* file, uint32_t line) {
     const uint64_t id = s.next_id;
     const zex_state_t state = SlabPool::state(s.slot, id);
-    detail::set_arg(l.kernel, n, state, detail::param_kind::kOther, *ks.name);
+    detail::set_arg(l.kernel, n + ks.hidden, state, detail::param_kind::kOther, *ks.name);
     // A launch that does not continue the last run starts one, reserved before the append so that
     // recording it after cannot fail.
     const bool new_run = !s.record.continues(&ks, level, file, line, l.group);
@@ -419,6 +425,18 @@ class Stream {
     ++s.next_id;
     if (__builtin_expect(new_run, 0))
       s.record.start(Impl::Run{id, level, kernel.state_, file, line, {l.group[0], l.group[1], l.group[2]}});
+  }
+
+  // check_memory: the hidden bounds (base, end) of each checked pointer argument, after the kernel's
+  // `n` own arguments, from the allocation each points into (`addresses[i]`: argument i's address, 0
+  // for a non-pointer). Compiled (src/runtime/memory_bounds.cpp); ks.mu held.
+  static void set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, const uint64_t* addresses, uint32_t n);
+  template <class Arg>
+  static void set_memory_bounds_args(Kernel::State& ks, ze_kernel_handle_t k, const Arg* args, uint32_t n) {
+    std::vector<uint64_t> addresses(n);
+    for (uint32_t i = 0; i < n; ++i)
+      if (args[i].size == sizeof(uint64_t) && args[i].value) std::memcpy(&addresses[i], args[i].value, sizeof(uint64_t));
+    set_memory_bounds(ks, k, addresses.data(), n);
   }
 
   static void set_group_size(Kernel::Level& l, const Dim3& g, const std::string& name) {

@@ -7,6 +7,8 @@
 #include "spirv/spirv.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -79,8 +81,13 @@ std::shared_ptr<const SiteTable> find_site_table(uint32_t id, uint32_t* base) {
 }
 
 ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv, SiteTable sites)
+    : ModuleState(dev, std::move(spirv), std::move(sites), MemoryCheckCounts{}, {}) {}
+
+ModuleState::ModuleState(const Device& dev, std::vector<uint32_t> spirv, SiteTable sites, MemoryCheckCounts memory,
+                         std::vector<std::pair<std::string, MemoryParams>> memory_params)
     : ctx_(dev.shared_state()), dev_(&dev.info()), spirv_(std::move(spirv)),
-      sites_(std::make_shared<const SiteTable>(std::move(sites))), site_base_(register_site_table(sites_)) {
+      sites_(std::make_shared<const SiteTable>(std::move(sites))), site_base_(register_site_table(sites_)),
+      memory_(memory), memory_params_(std::move(memory_params)) {
   ModuleFacts facts = spirv_module_facts(spirv_);  // one parse of the linked module
   kernel_names_ = std::move(facts.kernel_names);
   without_state_ = std::move(facts.kernels_without_state);
@@ -96,6 +103,12 @@ std::vector<uint8_t> ModuleState::param_kinds(const std::string& kernel) const {
   for (const auto& [name, kinds] : param_kinds_)
     if (name == kernel) return kinds;
   return {};
+}
+
+const MemoryParams* ModuleState::memory_params(const std::string& kernel) const {
+  for (const auto& [name, p] : memory_params_)
+    if (name == kernel) return &p;
+  return nullptr;
 }
 
 ModuleState::~ModuleState() {
@@ -174,25 +187,52 @@ void ModuleState::record_strings(int variant, ze_module_handle_t m) {
 
 }  // namespace detail
 
-Module::Module(const Device& dev, const std::vector<uint32_t>& spirv_words) { init(dev, spirv_words); }
+Module::Module(const Device& dev, const std::vector<uint32_t>& spirv_words, const ModuleOptions& options) {
+  init(dev, spirv_words, options);
+}
 
-Module::Module(const Device& dev, const std::string& spirv_bytes) {
+Module::Module(const Device& dev, const std::string& spirv_bytes, const ModuleOptions& options) {
   if (spirv_bytes.size() < 256 && spirv_bytes.find('\0') == std::string::npos && spirv_bytes.size() >= 4 &&
       spirv_bytes.compare(spirv_bytes.size() - 4, 4, ".spv") == 0)
     throw zex::InvalidArgument("zex::Module: '" + spirv_bytes +
                                 "' looks like a file name; zex::Module takes the SPIR-V itself: read the "
                                 "file's bytes into a std::vector<char> and pass that");
-  init(dev, detail::spirv_words(spirv_bytes.data(), spirv_bytes.size()));
+  init(dev, detail::spirv_words(spirv_bytes.data(), spirv_bytes.size()), options);
 }
 
-Module::Module(const Device& dev, const void* data, size_t size_bytes) {
-  init(dev, detail::spirv_words(data, size_bytes));
+Module::Module(const Device& dev, const void* data, size_t size_bytes, const ModuleOptions& options) {
+  init(dev, detail::spirv_words(data, size_bytes), options);
 }
 
-void Module::init(const Device& dev, const std::vector<uint32_t>& words) {
+namespace {
+
+// ZEX_CHECK_MEMORY: "1" turns the memory checks on for every module, "0" or unset leaves each module's
+// option; anything else is refused (a typo must not leave a user believing their kernels are checked).
+bool check_memory_from_environment() {
+  const char* e = std::getenv("ZEX_CHECK_MEMORY");
+  if (!e || !*e || std::strcmp(e, "0") == 0) return false;
+  if (std::strcmp(e, "1") == 0) return true;
+  throw zex::InvalidArgument(std::string("zex::Module: ZEX_CHECK_MEMORY='") + e +
+                             "' is neither 0 nor 1; set ZEX_CHECK_MEMORY=1 to check every module's memory "
+                             "accesses, 0 (or unset it) to follow each module's ModuleOptions");
+}
+
+}  // namespace
+
+void Module::init(const Device& dev, const std::vector<uint32_t>& words, const ModuleOptions& options) {
   if (!dev) throw zex::InvalidArgument("zex::Module: empty zex::Device");
-  detail::LinkedModule linked = detail::link_module(words);
-  state_ = std::make_shared<detail::ModuleState>(dev, std::move(linked.words), std::move(linked.sites));
+  const bool check_memory = options.check_memory || check_memory_from_environment();
+  detail::MemoryCheckInfo memory;
+  detail::LinkedModule linked = detail::link_module(words, nullptr, true, true, nullptr, check_memory ? &memory : nullptr);
+  MemoryCheckCounts counts;
+  std::vector<std::pair<std::string, detail::MemoryParams>> params;
+  if (check_memory) {
+    counts = MemoryCheckCounts{true, memory.checked, memory.loaded, memory.from_integer, memory.untraced, memory.local};
+    for (detail::MemoryCheckedKernel& k : memory.kernels)
+      params.emplace_back(std::move(k.name), detail::MemoryParams{k.user_params, std::move(k.bounded)});
+  }
+  state_ = std::make_shared<detail::ModuleState>(dev, std::move(linked.words), std::move(linked.sites), counts,
+                                                 std::move(params));
 }
 
 void Module::throw_moved_from(const char* what) {
@@ -212,6 +252,10 @@ Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state
   state_->device = &state_->module->device();
   state_->takes_state = state_->module->takes_state(name);
   state_->param_kinds = state_->module->param_kinds(name);
+  if (const detail::MemoryParams* mp = state_->module->memory_params(name)) {
+    state_->hidden = static_cast<uint32_t>(2 * mp->bounded.size());
+    for (uint32_t a : mp->bounded) state_->bounds.push_back(State::Bounds{a});
+  }
   state_->name = std::make_shared<const std::string>(std::move(name));
 }
 

@@ -233,7 +233,7 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
 }
 
 LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library_override,
-                         bool merge_throw_sites, bool wrap_strings, LinkSteps* steps) {
+                         bool merge_throw_sites, bool wrap_strings, LinkSteps* steps, MemoryCheckInfo* memory) {
   StepClock clock(steps);
   // A module of SPIR-V 1.0-1.3 gets the library built for SPIR-V <= 1.3, a newer one the 1.4 build.
   // SPIRV-Tools' linker refuses modules of different versions, so both are declared at the higher of
@@ -291,8 +291,35 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
     }
     return ctx;
   };
+  // The memory checks (passes/memory_checks.cpp) were asked for: every attempt below has them, and a
+  // module the pass declines is refused with the pass's reason (the user asked for checks; a module
+  // linked without them would look checked and be silent).
+  auto instrument = [&](passes::IRContext& ctx) {
+    if (!memory) return;
+    std::vector<passes::KernelMemoryChecks> kernels;
+    passes::MemoryCheckCounts counts;
+    try {
+      ctx.record(passes::add_memory_checks(ctx, &kernels, &counts));
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw zex::InvalidArgument(std::string("zex::Module: cannot add memory checks to this module (") + e.what() +
+                                 "); build it without check_memory (and without ZEX_CHECK_MEMORY=1)");
+    }
+    MemoryCheckInfo info;
+    for (passes::KernelMemoryChecks& k : kernels)
+      info.kernels.push_back(MemoryCheckedKernel{std::move(k.name), k.user_params, std::move(k.bounded)});
+    info.checked = counts.checked;
+    info.loaded = counts.loaded;
+    info.from_integer = counts.from_integer;
+    info.untraced = counts.untraced;
+    info.local = counts.local;
+    *memory = std::move(info);
+  };
   passes::IRContext completed = repaired();
   clock.step("parse and repair");
+  instrument(completed);
+  if (memory) clock.step("memory checks");
   // The embedded device library is parsed once per process (a link only reads it); an override, the
   // tests' and zex-spirv's --library, on every link.
   passes::Module parsed_override;
@@ -376,6 +403,7 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
   bool first = true;
   for (const Attempt& a : attempts) {
     passes::IRContext m = first ? std::move(completed) : repaired();
+    if (!first) instrument(m);
     first = false;
     if (!a.make(m)) continue;
     // The one serialisation of the user's module: kept to skip an attempt that makes the same module

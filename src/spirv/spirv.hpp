@@ -25,6 +25,20 @@ struct LinkedModule {
   SiteTable sites;
 };
 
+/// What link_module's memory checks (issue 27; src/spirv/passes/memory_checks.cpp) made of a module: per
+/// kernel, its own parameter count and the pointer parameters whose allocation bounds it now takes (two
+/// hidden `ulong`s each, base and end, after its own parameters, in this order; then its zex_state_t),
+/// and the module's global accesses checked and left unchecked, by reason.
+struct MemoryCheckedKernel {
+  std::string name;
+  uint32_t user_params = 0;
+  std::vector<uint32_t> bounded;
+};
+struct MemoryCheckInfo {
+  std::vector<MemoryCheckedKernel> kernels;
+  size_t checked = 0, loaded = 0, from_integer = 0, untraced = 0, local = 0;
+};
+
 /// The words of a SPIR-V binary given as bytes (either endianness).
 /// @throws std::invalid_argument if the size is not a multiple of 4 or the magic number is wrong
 std::vector<uint32_t> spirv_words(const void* data, size_t size_bytes);
@@ -42,8 +56,11 @@ std::vector<uint32_t> link_with_device_library(const std::vector<uint32_t>& user
                                                bool merge_throw_sites = true, bool wrap_strings = true);
 /// link_with_device_library, and the table of the throw sites the pass numbered in the words it
 /// returns (empty when the module has none or the numbering had to be dropped).
+/// With `memory` non-null the module gets zex's memory checks first (every attempt; a module the pass
+/// cannot instrument is refused, never linked without them) and *memory says what they are.
 LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<uint32_t>* library = nullptr,
-                         bool merge_throw_sites = true, bool wrap_strings = true, LinkSteps* steps = nullptr);
+                         bool merge_throw_sites = true, bool wrap_strings = true, LinkSteps* steps = nullptr,
+                         MemoryCheckInfo* memory = nullptr);
 /// The names of the module's kernels (OpEntryPoint Kernel).
 /// @throws std::invalid_argument if the words are not a well-formed SPIR-V binary
 std::vector<std::string> spirv_kernel_names(const std::vector<uint32_t>& words);

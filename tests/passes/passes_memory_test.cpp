@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <zex/abi.h>
+
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,7 @@ namespace {
 
 using passes_test::kernel;
 using zex::passes::IRContext;
+using zex::passes::KernelMemoryChecks;
 using zex::passes::KernelMemoryAccesses;
 using zex::passes::MemoryAccessReport;
 
@@ -80,6 +84,100 @@ TEST(MemoryAccessesEverywhere, NeverThrowsNorWrites) {
     IRContext ctx = IRContext::from_words(words);
     EXPECT_NO_THROW(zex::passes::analyze_memory_accesses(ctx)) << e.path();
     EXPECT_EQ(ctx.words(), words) << e.path();
+  }
+}
+
+// add_memory_checks (memory_checks.cpp): the parameters each kernel now takes, one zex_throw per checked
+// access, a valid module, and, through zex's whole link (numbering, strings, merge, validation), one
+// numbered OutOfBoundsAccess site per checked access naming the argument, with lines under -g.
+class MemoryChecks : public testing::TestWithParam<const char*> {};
+
+std::map<std::string, KernelMemoryChecks> checks_by_name(const std::vector<KernelMemoryChecks>& v) {
+  std::map<std::string, KernelMemoryChecks> m;
+  for (const auto& k : v) m[k.name] = k;
+  return m;
+}
+
+TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
+  const std::vector<uint32_t> words = kernel(GetParam());
+  IRContext ctx = IRContext::from_words(words);
+  std::vector<KernelMemoryChecks> kernels;
+  ASSERT_EQ(zex::passes::add_memory_checks(ctx, &kernels), zex::passes::Status::Changed);
+  auto k = checks_by_name(kernels);
+  ASSERT_EQ(k.size(), 9u);
+  EXPECT_EQ(kernels.front().name, "stencil") << "module order";
+  EXPECT_EQ(k["stencil"].user_params, 3u);
+  EXPECT_EQ(k["stencil"].bounded, (std::vector<uint32_t>{0, 1}));
+  EXPECT_TRUE(k["stencil"].state_added);
+  EXPECT_EQ(k["from_integer"].bounded, std::vector<uint32_t>{}) << "nothing to bound, yet a state to launch with";
+  EXPECT_TRUE(k["from_integer"].state_added);
+  EXPECT_EQ(k["loaded"].bounded, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(k["select_two"].bounded, std::vector<uint32_t>{});
+  EXPECT_EQ(k["local_copy"].bounded, (std::vector<uint32_t>{0})) << "the local pointer is not bounded (yet)";
+  EXPECT_EQ(k["calls_helper"].bounded, (std::vector<uint32_t>{0})) << "bounds passed on to the helper";
+
+  // Every kernel takes its state last; stencil: out, in, n, base/end of out, base/end of in, state.
+  const std::vector<uint32_t> checked = ctx.words();
+  const auto kinds = zex::passes::kernel_param_kinds(zex::passes::parse(checked));
+  EXPECT_EQ(kinds.at("stencil").size(), 3u + 4u + 1u);
+  EXPECT_TRUE(zex::passes::kernels_without_state(zex::passes::parse(checked)).empty());
+  // One throw per checked access: stencil 4, loaded 2, atomics 1, select_same 1, walk 1, local_copy 1, put 1.
+  EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 11u);
+
+  // Through the whole link: valid, and the sites name the argument and the access.
+  zex::detail::LinkedModule linked;
+  ASSERT_NO_THROW(linked = zex::detail::link_module(checked)) << "the checked module must link and validate";
+  std::map<std::string, size_t> reasons;
+  for (const auto& site : linked.sites) {
+    if (site.name != "OutOfBoundsAccess") continue;
+    ++reasons[site.reason];
+    EXPECT_EQ(site.value_count, 2u);
+    EXPECT_EQ(site.value_kind, ZEX_VALUES_MEMORY);
+    ASSERT_FALSE(site.frames.empty());
+    if (std::string(GetParam()).find('g') != std::string::npos) {
+      EXPECT_GT(site.frames[0].line, 0u) << site.reason << ": -g gives the access's line";
+    }
+  }
+  EXPECT_EQ(reasons["read of argument 'in'"], 3u);
+  EXPECT_EQ(reasons["write of argument 'out'"], 1u + 1u) << "stencil's and local_copy's";
+  EXPECT_EQ(reasons["atomic update of argument 'c'"], 1u);
+  EXPECT_EQ(reasons["write of argument 'p'"], 2u) << "walk's store and put's, through calls_helper";
+
+  // Again: the pass is idempotent on what it adds (states are there; the bounds params are not traced twice
+  // because they are integers) — it checks the same accesses once more, never fewer, and stays valid.
+  IRContext again = IRContext::from_words(words);
+  std::vector<KernelMemoryChecks> none;
+  EXPECT_EQ(zex::passes::add_memory_checks(again, nullptr), zex::passes::Status::Changed);
+  EXPECT_EQ(again.words(), checked) << "the pass is deterministic";
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, MemoryChecks, testing::Values("memory_shapes_O2", "memory_shapes_O0", "memory_shapes_O0g"),
+                         [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param).substr(14); });
+
+// On every other test module: it declines cleanly or makes a module that links and validates.
+TEST(MemoryChecksEverywhere, DeclinesOrLinks) {
+  for (const auto& e : std::filesystem::directory_iterator(ZEX_PASSES_KERNELS)) {
+    if (e.path().extension() != ".spv") continue;
+    SCOPED_TRACE(e.path().string());
+    const std::vector<uint32_t> words = kernel(e.path().stem().string());
+    IRContext ctx = IRContext::from_words(words);
+    zex::passes::Status s = zex::passes::Status::Unchanged;
+    try {
+      s = zex::passes::add_memory_checks(ctx, nullptr);
+    } catch (const std::invalid_argument&) {
+      EXPECT_EQ(ctx.words(), words) << "a decline leaves the module as it was";
+      continue;
+    }
+    if (s == zex::passes::Status::Unchanged) {
+      EXPECT_EQ(ctx.words(), words);
+      continue;
+    }
+    try {
+      zex::detail::link_module(words);
+    } catch (const std::exception&) {
+      continue;  // a module zex does not link without the pass either (a negative test's input)
+    }
+    EXPECT_NO_THROW(zex::detail::link_module(ctx.words()));
   }
 }
 

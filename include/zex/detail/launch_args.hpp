@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -107,6 +108,20 @@ inline void set_arg(ze_kernel_handle_t k, uint32_t i, const LocalMemory& v, uint
   ze_result_t r = zeKernelSetArgumentValue(k, i, v.bytes, nullptr);
   if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) throw_arg_error(r, kernel, i, v.bytes);
 }
+
+// The address a pointer argument carries, for the memory checks' bounds (Stream::set_memory_bounds):
+// the bytes of any 8-byte argument (a pointer, a uintptr_t a binding passes for one); 0 otherwise.
+template <class T>
+inline uint64_t arg_address(const T& v) {
+  if constexpr (sizeof(T) == sizeof(uint64_t)) {
+    uint64_t a;
+    std::memcpy(&a, &v, sizeof a);
+    return a;
+  } else {
+    return 0;
+  }
+}
+inline uint64_t arg_address(const LocalMemory&) { return 0; }
 
 // What set_arg passes the driver when no conversion is needed (a conversion replaces it).
 template <class T>

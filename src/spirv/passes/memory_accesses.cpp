@@ -19,6 +19,7 @@
 // pointers), made from an integer, or from different parameters on different paths. Accesses to Workgroup (__local) memory are counted apart: they are the
 // issue's second step; Function and Private memory is the work-item's own and never checked.
 #include "spirv/passes/passes.hpp"
+#include "spirv/passes/memory_accesses.hpp"
 
 #include <map>
 #include <set>
@@ -30,25 +31,9 @@ namespace passes {
 
 namespace {
 
-enum class Origin { Param, Local, Own, Loaded, Integer, Helper, Other };
-
-struct Trace {
-  Origin origin = Origin::Other;
-  uint32_t param = 0;  // Origin::Param: the parameter's index
-  bool operator==(const Trace& o) const { return origin == o.origin && param == o.param; }
-};
-
-// One function's accesses to global memory, each by its pointer's trace within the function (a
-// parameter's index where it is one), and its calls with their arguments' traces.
-struct FunctionAccesses {
-  std::vector<Trace> accesses;
-  size_t local = 0;
-  struct Call {
-    uint32_t callee;
-    std::vector<Trace> args;
-  };
-  std::vector<Call> calls;
-};
+using memory::Origin;
+using memory::Trace;
+using memory::FunctionAccesses;
 
 class Analysis {
  public:
@@ -64,7 +49,7 @@ class Analysis {
     for (size_t i = f_.first; i <= f_.last; ++i) {
       const Instruction& in = m_.insts[i];
       if (in.opcode == spv::OpFunctionCall) {
-        FunctionAccesses::Call c{in.word(3), {}};
+        memory::Call c{i, in.word(3), {}};
         for (size_t k = 4; k < in.size(); ++k) c.args.push_back(trace(in.word(k)));
         out.calls.push_back(std::move(c));
         continue;
@@ -78,7 +63,7 @@ class Analysis {
         continue;
       }
       if (sc != spv::StorageClassCrossWorkgroup && sc != spv::StorageClassGeneric) continue;
-      out.accesses.push_back(trace(ptr));
+      out.accesses.push_back(memory::Access{i, trace(ptr)});
     }
     return out;
   }
@@ -225,10 +210,10 @@ void add_calls(const std::map<uint32_t, FunctionAccesses>& fns, uint32_t f, cons
     return t.param < params.size() ? params[t.param] : Trace{};
   };
   out->local += it->second.local;
-  for (const Trace& a : it->second.accesses) count(resolve(a), out, checked);
+  for (const memory::Access& a : it->second.accesses) count(resolve(a.trace), out, checked);
   // OpenCL C has no recursion; a module that recurses anyway is cut off (its deeper accesses uncounted).
   if (depth >= 64) return;
-  for (const FunctionAccesses::Call& c : it->second.calls) {
+  for (const memory::Call& c : it->second.calls) {
     std::vector<Trace> args;
     for (const Trace& a : c.args) args.push_back(resolve(a));
     add_calls(fns, c.callee, args, depth + 1, out, checked);
@@ -237,12 +222,20 @@ void add_calls(const std::map<uint32_t, FunctionAccesses>& fns, uint32_t f, cons
 
 }  // namespace
 
-MemoryAccessReport analyze_memory_accesses(IRContext& ctx) {
-  MemoryAccessReport report;
+namespace memory {
+std::map<uint32_t, FunctionAccesses> analyze_functions(IRContext& ctx) {
   const std::vector<IRContext::FunctionRange> functions = ctx.functions();  // a copy: analyses may rebuild
   std::map<uint32_t, FunctionAccesses> fns;
   for (const IRContext::FunctionRange& f : functions)
     if (f.defined) fns[f.id] = Analysis(ctx, f).run();
+  return fns;
+}
+}  // namespace memory
+
+MemoryAccessReport analyze_memory_accesses(IRContext& ctx) {
+  MemoryAccessReport report;
+  std::map<uint32_t, FunctionAccesses> fns = memory::analyze_functions(ctx);
+  const std::vector<IRContext::FunctionRange> functions = ctx.functions();
   // Kernels: every OpEntryPoint, by its name, its parameters what the launch passes.
   std::set<uint32_t> entries;
   for (const Instruction& i : ctx.module().insts) {
@@ -278,7 +271,8 @@ MemoryAccessReport analyze_memory_accesses(IRContext& ctx) {
     const FunctionAccesses& fa = fns[f.id];
     h.local = fa.local;
     std::set<uint32_t> unused;
-    for (const Trace& a : fa.accesses) count(a.origin == Origin::Param ? Trace{Origin::Helper} : a, &h, &unused);
+    for (const memory::Access& a : fa.accesses)
+      count(a.trace.origin == Origin::Param ? Trace{Origin::Helper} : a.trace, &h, &unused);
     report.helpers.push_back(std::move(h));
   }
   return report;

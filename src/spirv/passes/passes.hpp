@@ -82,6 +82,31 @@ struct MemoryAccessReport {
 /// Reads the module, changes nothing (memory_accesses.cpp).
 MemoryAccessReport analyze_memory_accesses(IRContext& ctx);
 
+/// What a kernel takes after add_memory_checks: its own `user_params` parameters, then per parameter
+/// index in `bounded` (ascending) two `ulong`s, the base and the end of the allocation the pointer points
+/// into, then its zex_state_t (added where it had none: `state_added`).
+struct KernelMemoryChecks {
+  std::string name;
+  uint32_t user_params = 0;
+  std::vector<uint32_t> bounded;
+  bool state_added = false;
+};
+/// The module's global accesses (instructions, every defined function) by what add_memory_checks did
+/// with them: checked, or left unchecked and why.
+struct MemoryCheckCounts {
+  size_t checked = 0;
+  size_t loaded = 0;        // unchecked: the pointer was loaded from memory
+  size_t from_integer = 0;  // unchecked: made from an integer
+  size_t untraced = 0;      // unchecked: any other derivation (several parameters, a helper's caller unknown)
+  size_t local = 0;         // __local accesses, not checked (the second step)
+};
+/// Bounds checks before every global access that traces to a kernel's pointer parameter, each failing
+/// into a zex_throw of "OutOfBoundsAccess" (memory_checks.cpp); every kernel gets a zex_state_t last.
+/// `kernels` (if given) receives each kernel's parameters, in module order; `counts` (if given) what was
+/// checked. Returns Status::Changed if it changed the module.
+/// @throws std::invalid_argument (module unchanged) for a shape it does not handle.
+Status add_memory_checks(IRContext& ctx, std::vector<KernelMemoryChecks>* kernels, MemoryCheckCounts* counts = nullptr);
+
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns Status::Changed if it changed the module.
 Status merge_duplicate_builtins(IRContext& ctx);

@@ -1,0 +1,52 @@
+// The memory checks' launch half (ModuleOptions::check_memory; docs/design.md, "Automatic memory
+// checks"): each checked pointer argument's allocation, looked up with zeMemGetAddressRange and
+// cached per Kernel and argument by the pointer's value, passed to the kernel as two hidden `ulong`s
+// (base, end) after its own arguments. Compiled: only modules built with checks come here.
+#include <zex/stream.hpp>
+
+#include <atomic>
+#include <cstdint>
+
+namespace zex {
+
+namespace {
+
+// Bumped by forget_memory_bounds(): a cached bound of an older generation is looked up again.
+std::atomic<uint64_t> g_generation{1};
+
+}  // namespace
+
+void forget_memory_bounds() noexcept { g_generation.fetch_add(1, std::memory_order_relaxed); }
+
+void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, const uint64_t* addresses, uint32_t n) {
+  const uint64_t generation = g_generation.load(std::memory_order_relaxed);
+  uint32_t index = n;  // the hidden parameters follow the kernel's own
+  for (Kernel::State::Bounds& b : ks.bounds) {
+    const uint64_t p = b.arg < n ? addresses[b.arg] : 0;
+    if (!b.known || b.pointer != p || b.generation != generation) {
+      uint64_t base = 0, end = 0;  // a null pointer: an allocation of 0 bytes, every access through it reported
+      if (p != 0) {
+        void* start = nullptr;
+        size_t size = 0;
+        const ze_result_t r =
+            zeMemGetAddressRange(ks.module->context(), reinterpret_cast<const void*>(static_cast<uintptr_t>(p)), &start, &size);
+        if (r == ZE_RESULT_SUCCESS && start != nullptr) {
+          base = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(start));
+          end = base + size;
+        } else {
+          // Not memory the driver allocated (a host pointer on a driver with system SVM, an address
+          // the driver does not know): left unchecked, as the whole address space.
+          base = 0;
+          end = UINT64_MAX;
+        }
+      }
+      b = Kernel::State::Bounds{b.arg, p, base, end, generation, true};
+    }
+    ze_result_t r = zeKernelSetArgumentValue(k, index, sizeof b.base, &b.base);
+    if (r == ZE_RESULT_SUCCESS) r = zeKernelSetArgumentValue(k, index + 1, sizeof b.end, &b.end);
+    if (r != ZE_RESULT_SUCCESS) detail::throw_arg_error(r, *ks.name, index, sizeof b.base);
+    index += 2;
+  }
+}
+
+}  // namespace zex

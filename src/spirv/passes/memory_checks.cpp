@@ -1,0 +1,641 @@
+// add_memory_checks: a bounds check before every global access that traces back to a kernel's pointer
+// parameter (issue 27; docs/design.md, "Automatic memory checks"; docs/spirv-passes.md). The second
+// half of the memory-check pass: memory_accesses.cpp finds the accesses, this file rewrites them.
+//
+// - Every kernel (OpEntryPoint) gets a zex_state_t as its last parameter where it has none (a
+//   Function-storage pointer to a struct of three 64-bit integers, FuncParamAttr ByVal, as llvm-spirv
+//   writes a by-value struct), so that any SPIR-V can be launched by zex and throw.
+// - A function whose accesses (or whose callees' accesses) go through its pointer parameter p gets two
+//   hidden `ulong` parameters per such p, the allocation's base and end, after its own parameters; a
+//   kernel keeps its zex_state_t last. A function that needs the state and is not a kernel gets it as one
+//   more hidden parameter (the last). Each call passes, for each bounded parameter of the callee, the
+//   caller's bounds of the argument's parameter, or the unbounded range (0, ~0) where the argument does
+//   not trace to one of the caller's parameters.
+// - Before each such access: `off = address - base; off <= end - base && bytes <= (end - base) - off`
+//   (unsigned: an address below the base fails too, and so does an allocation smaller than the access),
+//   else a cold block that calls zex_throw(state, "OutOfBoundsAccess", "read of argument 'a'", 2,
+//   ZEX_VALUES_MEMORY, off, end - base, function, file, line) and returns (the access does not happen).
+//   The throw block is an ordinary zex throw site: number_throw_paths numbers it and makes it end the
+//   work-item from a helper, converge_throws_at_barriers makes it reach the barriers, the merge shares it.
+//
+// Run before the throw-path numbering (pipeline.cpp); changes nothing in a module without kernels. A
+// shape it does not handle (a zex_throw import of another type, a call with fewer arguments than the
+// callee's parameters) throws std::invalid_argument before it writes.
+#include "spirv/passes/memory_accesses.hpp"
+#include "spirv/passes/passes.hpp"
+
+#include <zex/abi.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zex {
+namespace passes {
+
+namespace {
+
+using memory::Origin;
+using memory::Trace;
+using Insts = std::vector<Instruction>;
+
+bool is_module_annotation(uint16_t o) {
+  return o == spv::OpDecorate || o == spv::OpMemberDecorate || o == spv::OpDecorationGroup || o == spv::OpGroupDecorate ||
+         o == spv::OpGroupMemberDecorate || o == spv::OpDecorateId || o == spv::OpDecorateString ||
+         o == spv::OpMemberDecorateString;
+}
+bool is_preamble(uint16_t o) {  // everything before the types, constants and variables
+  return o == spv::OpCapability || o == spv::OpExtension || o == spv::OpExtInstImport || o == spv::OpMemoryModel ||
+         o == spv::OpEntryPoint || o == spv::OpExecutionMode || o == spv::OpExecutionModeId || o == spv::OpString ||
+         o == spv::OpSourceExtension || o == spv::OpSource || o == spv::OpSourceContinued || o == spv::OpName ||
+         o == spv::OpMemberName || o == spv::OpModuleProcessed || is_module_annotation(o);
+}
+
+Instruction decorate(uint32_t target, uint32_t decoration, const std::vector<uint32_t>& literals) {
+  Instruction d = make_instruction(spv::OpDecorate, 0, 0, {target});
+  add_operand(d, decoration, SPV_OPERAND_TYPE_DECORATION);
+  for (uint32_t l : literals) add_operand(d, l, SPV_OPERAND_TYPE_LITERAL_INTEGER);
+  return d;
+}
+
+// What one function becomes.
+struct Fn {
+  uint32_t id = 0;
+  size_t first = 0, last = 0;  // OpFunction, OpFunctionEnd
+  bool entry = false;
+  std::string kernel;          // entry: the OpEntryPoint's name
+  std::vector<uint32_t> params;  // parameter ids
+  bool has_state = false;        // entry whose last parameter is a zex_state_t
+  uint32_t user_params = 0;      // parameters before the hidden ones
+  std::set<uint32_t> bounded;    // parameters whose bounds it takes
+  bool needs_state = false;
+  // Rewrite:
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> bounds;  // parameter index -> (base, end) param ids
+  std::map<uint32_t, uint32_t> size;                         // parameter index -> end - base, in the entry
+  uint32_t state = 0;                                        // the state's id in the function
+  uint32_t new_state_param = 0;                              // 0: the function's own (entry with state)
+};
+
+class Checker {
+ public:
+  explicit Checker(IRContext& ctx) : ctx_(ctx), m_(ctx.module()), next_(m_.header[3]) {}
+
+  bool run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* counts);
+
+ private:
+  // ---- reading ----
+  const Instruction* def(uint32_t id) { return ctx_.def(id); }
+  uint32_t storage_of_type(uint32_t type) {
+    const Instruction* t = def(type);
+    return t && t->opcode == spv::OpTypePointer ? t->word(2) : ~0u;
+  }
+  bool is_state_type(uint32_t type) {
+    const Instruction* t = def(type);
+    if (t && t->opcode == spv::OpTypePointer && t->word(2) == spv::StorageClassFunction) t = def(t->word(3));
+    if (!t || t->opcode != spv::OpTypeStruct || t->size() != 5) return false;
+    for (size_t k = 2; k < 5; ++k) {
+      const Instruction* mt = def(t->word(k));
+      if (!mt || mt->opcode != spv::OpTypeInt || mt->word(2) != 64) return false;
+    }
+    return true;
+  }
+  bool eligible(const Fn& f, uint32_t p) {
+    if (p >= f.user_params) return false;
+    const Instruction* param = def(f.params[p]);
+    const uint32_t sc = param ? storage_of_type(param->type_id) : ~0u;
+    return sc == spv::StorageClassCrossWorkgroup || (!f.entry && sc == spv::StorageClassGeneric);
+  }
+  // Bytes an access of a value of `type` touches (1 if the pass cannot tell: the first byte is checked).
+  uint64_t bytes_of(uint32_t type, int depth = 0);
+  std::string param_name(const Fn& f, uint32_t p) {
+    const std::vector<std::string>& n = ctx_.names(f.params[p]);
+    return n.empty() || n.front().empty() ? "argument " + std::to_string(p) : "argument '" + n.front() + "'";
+  }
+  std::string function_name(const Fn& f) {
+    if (f.entry) return f.kernel;
+    const std::vector<std::string>& n = ctx_.names(f.id);
+    return n.empty() ? "<function %" + std::to_string(f.id) + ">" : n.front();
+  }
+
+  // ---- writing: new ids, types, constants, strings (placed before the first function) ----
+  uint32_t fresh() { return next_++; }
+  uint32_t global(uint16_t opcode, uint32_t type, const std::vector<std::pair<uint32_t, spv_operand_type_t>>& ops);
+  uint32_t type_int(uint32_t bits) {
+    return global(spv::OpTypeInt, 0, {{bits, SPV_OPERAND_TYPE_LITERAL_INTEGER}, {0, SPV_OPERAND_TYPE_LITERAL_INTEGER}});
+  }
+  uint32_t ulong_type() { return type_int(64); }
+  uint32_t uint_type() { return type_int(32); }
+  uint32_t bool_type() { return global(spv::OpTypeBool, 0, {}); }
+  uint32_t void_type() { return global(spv::OpTypeVoid, 0, {}); }
+  uint32_t pointer(uint32_t storage, uint32_t type) {
+    return global(spv::OpTypePointer, 0, {{storage, SPV_OPERAND_TYPE_STORAGE_CLASS}, {type, SPV_OPERAND_TYPE_ID}});
+  }
+  uint32_t ulong_constant(uint64_t v) {
+    return global(spv::OpConstant, ulong_type(),
+                  {{static_cast<uint32_t>(v), SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER},
+                   {static_cast<uint32_t>(v >> 32), SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER}});
+  }
+  uint32_t uint_constant(uint32_t v) { return global(spv::OpConstant, uint_type(), {{v, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER}}); }
+  uint32_t undef(uint32_t type) { return global(spv::OpUndef, type, {}); }
+  uint32_t state_pointer_type();
+  uint32_t string(const std::string& s);  // the variable holding s and its NUL
+  uint32_t zex_throw();
+
+  // The kernels, in module order: what the launch passes them.
+  void report(std::vector<KernelMemoryChecks>* out) const {
+    if (!out) return;
+    std::vector<const Fn*> kernels;
+    for (const auto& e : fns_)
+      if (e.second.entry) kernels.push_back(&e.second);
+    std::sort(kernels.begin(), kernels.end(), [](const Fn* a, const Fn* b) { return a->first < b->first; });
+    for (const Fn* f : kernels)
+      out->push_back(KernelMemoryChecks{f->kernel, f->user_params, std::vector<uint32_t>(f->bounded.begin(), f->bounded.end()),
+                                        !f->has_state});
+  }
+  void rewrite(Fn& f, Insts* out);
+  void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, Insts* out, Insts* cold,
+             uint32_t* block_label);
+
+  IRContext& ctx_;
+  Module& m_;
+  uint32_t next_;
+  std::map<uint32_t, Fn> fns_;
+  std::map<uint32_t, memory::FunctionAccesses> accesses_;
+  Insts globals_, names_, decorations_, declarations_;
+  std::map<std::vector<uint32_t>, uint32_t> found_;
+  bool indexed_ = false;
+  std::map<std::string, uint32_t> strings_;
+  uint32_t zex_throw_ = 0, state_pointer_ = 0;
+  std::set<uint32_t> capabilities_;
+};
+
+uint64_t Checker::bytes_of(uint32_t type, int depth) {
+  const Instruction* t = def(type);
+  if (!t || depth > 16) return 1;
+  switch (t->opcode) {
+    case spv::OpTypeInt:
+    case spv::OpTypeFloat:
+      return std::max<uint32_t>(t->word(2) / 8, 1);
+    case spv::OpTypePointer:
+      return 8;  // Physical64: the only addressing model zex accepts
+    case spv::OpTypeVector:
+      return t->word(3) * bytes_of(t->word(2), depth + 1);
+    case spv::OpTypeArray: {
+      const Instruction* n = def(t->word(3));
+      if (!n || n->opcode != spv::OpConstant) return 1;
+      const uint64_t count = n->size() > 4 ? (uint64_t(n->word(4)) << 32 | n->word(3)) : n->word(3);
+      return count * bytes_of(t->word(2), depth + 1);
+    }
+    case spv::OpTypeStruct: {
+      // The end of its last member, by the members' Offset decorations; their sum without any.
+      uint64_t sum = 0, end = 0;
+      for (size_t k = 2; k < t->size(); ++k) sum += bytes_of(t->word(k), depth + 1);
+      for (size_t d : ctx_.decorations(type)) {
+        const Instruction& dec = m_.insts[d];
+        if (dec.opcode != spv::OpMemberDecorate || dec.word(3) != spv::DecorationOffset) continue;
+        const size_t member = 2 + dec.word(2);
+        if (member < t->size()) end = std::max<uint64_t>(end, dec.word(4) + bytes_of(t->word(member), depth + 1));
+      }
+      return std::max<uint64_t>(end ? end : sum, 1);
+    }
+    default:
+      return 1;
+  }
+}
+
+uint32_t Checker::global(uint16_t opcode, uint32_t type, const std::vector<std::pair<uint32_t, spv_operand_type_t>>& ops) {
+  std::vector<uint32_t> key{opcode, type};
+  for (const auto& o : ops) key.push_back(o.first);
+  if (!indexed_) {
+    indexed_ = true;
+    for (const Instruction& i : m_.insts) {
+      if (i.opcode == spv::OpFunction) break;
+      if (!i.result_id || i.opcode == spv::OpVariable || i.opcode == spv::OpTypeStruct) continue;
+      std::vector<uint32_t> k{i.opcode, i.type_id};
+      k.insert(k.end(), i.words.begin() + (i.type_id ? 3 : 2), i.words.end());
+      found_.emplace(std::move(k), i.result_id);
+    }
+  }
+  auto it = found_.find(key);
+  if (it != found_.end()) return it->second;
+  Instruction g = make_instruction(opcode, type, fresh(), {});
+  for (const auto& o : ops) add_operand(g, o.first, o.second);
+  globals_.push_back(g);
+  return found_[key] = g.result_id;
+}
+
+uint32_t Checker::state_pointer_type() {
+  if (state_pointer_) return state_pointer_;
+  // The type the module's zex_throw import takes, else the module's own zex_state_t where a kernel has
+  // one, so that every call passes the type its callee declares.
+  if (zex_throw_) {
+    const size_t at = ctx_.def_index(zex_throw_);
+    if (at != IRContext::npos && at + 1 < m_.insts.size() && m_.insts[at + 1].opcode == spv::OpFunctionParameter)
+      return state_pointer_ = m_.insts[at + 1].type_id;
+  }
+  for (const auto& e : fns_)
+    if (e.second.has_state) return state_pointer_ = def(e.second.params.back())->type_id;
+  const uint32_t u64 = ulong_type();
+  Instruction s = make_instruction(spv::OpTypeStruct, 0, fresh(), {u64, u64, u64});
+  globals_.push_back(s);
+  names_.push_back(make_name(s.result_id, "struct.zex_state"));
+  return state_pointer_ = pointer(spv::StorageClassFunction, s.result_id);
+}
+
+uint32_t Checker::string(const std::string& text) {
+  auto it = strings_.find(text);
+  if (it != strings_.end()) return it->second;
+  capabilities_.insert(spv::CapabilityInt8);
+  const uint32_t uchar = type_int(8);
+  const uint32_t array = global(spv::OpTypeArray, 0, {{uchar, SPV_OPERAND_TYPE_ID}, {ulong_constant(text.size() + 1), SPV_OPERAND_TYPE_ID}});
+  Instruction init = make_instruction(spv::OpConstantComposite, array, fresh(), {});
+  for (size_t k = 0; k <= text.size(); ++k) {
+    const uint32_t byte = k < text.size() ? static_cast<unsigned char>(text[k]) : 0;
+    add_operand(init, global(spv::OpConstant, uchar, {{byte, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER}}), SPV_OPERAND_TYPE_ID);
+  }
+  globals_.push_back(init);
+  Instruction var = make_instruction(spv::OpVariable, pointer(spv::StorageClassUniformConstant, array), fresh(), {});
+  add_operand(var, spv::StorageClassUniformConstant, SPV_OPERAND_TYPE_STORAGE_CLASS);
+  add_operand(var, init.result_id, SPV_OPERAND_TYPE_ID);
+  globals_.push_back(var);
+  names_.push_back(make_name(var.result_id, "__zex_check_str"));
+  decorations_.push_back(decorate(var.result_id, spv::DecorationConstant, {}));
+  decorations_.push_back(decorate(var.result_id, spv::DecorationAlignment, {1}));
+  return strings_[text] = var.result_id;
+}
+
+// The module's zex_throw import, or a new one of the device library's signature.
+uint32_t Checker::zex_throw() {
+  if (zex_throw_) return zex_throw_;
+  const uint32_t cstr = pointer(spv::StorageClassUniformConstant, type_int(8));
+  const uint32_t u32 = uint_type(), u64 = ulong_type();
+  const std::vector<uint32_t> params{state_pointer_type(), cstr, cstr, u32, u32, u64, u64, cstr, cstr, u32};
+  std::vector<std::pair<uint32_t, spv_operand_type_t>> ops{{void_type(), SPV_OPERAND_TYPE_ID}};
+  for (uint32_t p : params) ops.push_back({p, SPV_OPERAND_TYPE_ID});
+  const uint32_t type = global(spv::OpTypeFunction, 0, ops);
+  Instruction f = make_instruction(spv::OpFunction, void_type(), fresh(), {});
+  add_operand(f, spv::FunctionControlMaskNone, SPV_OPERAND_TYPE_FUNCTION_CONTROL);
+  add_operand(f, type, SPV_OPERAND_TYPE_ID);
+  declarations_.push_back(f);
+  for (uint32_t p : params) declarations_.push_back(make_instruction(spv::OpFunctionParameter, p, fresh(), {}));
+  declarations_.push_back(make_instruction(spv::OpFunctionEnd, 0, 0, {}));
+  names_.push_back(make_name(f.result_id, "zex_throw"));
+  Instruction link = make_instruction(spv::OpDecorate, 0, 0, {f.result_id});
+  add_operand(link, spv::DecorationLinkageAttributes, SPV_OPERAND_TYPE_DECORATION);
+  add_string_operand(link, "zex_throw");
+  add_operand(link, spv::LinkageTypeImport, SPV_OPERAND_TYPE_LINKAGE_TYPE);
+  decorations_.push_back(link);
+  capabilities_.insert(spv::CapabilityLinkage);
+  return zex_throw_ = f.result_id;
+}
+
+// The check before `access` (through `param` of f): ends the current block with the compare and a branch
+// to a new block that `access` then starts (its label goes to *block_label), and appends the throw block
+// to `cold`.
+void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t param, Insts* out,
+                    Insts* cold, uint32_t* block_label) {
+  const size_t w = access_pointer_word(access.opcode);
+  const uint32_t ptr = access.word(w);
+  const Instruction* p = def(ptr);
+  const Instruction* pt = p ? def(p->type_id) : nullptr;
+  const uint64_t bytes = pt && pt->opcode == spv::OpTypePointer ? bytes_of(pt->word(3)) : 1;
+  const uint32_t u64 = ulong_type(), b = bool_type();
+  const uint32_t base = f.bounds.at(param).first, size = f.size.at(param);
+  const uint32_t addr = fresh(), off = fresh(), in = fresh(), room = fresh(), fits = fresh(), ok = fresh();
+  out->push_back(make_instruction(spv::OpConvertPtrToU, u64, addr, {ptr}));
+  out->push_back(make_instruction(spv::OpISub, u64, off, {addr, base}));
+  out->push_back(make_instruction(spv::OpULessThanEqual, b, in, {off, size}));
+  out->push_back(make_instruction(spv::OpISub, u64, room, {size, off}));
+  out->push_back(make_instruction(spv::OpULessThanEqual, b, fits, {ulong_constant(bytes), room}));
+  out->push_back(make_instruction(spv::OpLogicalAnd, b, ok, {in, fits}));
+  const uint32_t cont = fresh(), thrown = fresh();
+  Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {ok, cont, thrown});
+  add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);  // branch weights: the throw is cold
+  add_operand(br, 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);
+  out->push_back(br);
+  out->push_back(make_instruction(spv::OpLabel, 0, cont, {}));
+  *block_label = cont;
+
+  // The throw block: what the access was, where (its line, when the module has lines), then return.
+  const bool read = access.opcode == spv::OpLoad || access.opcode == spv::OpAtomicLoad;
+  const bool write = access.opcode == spv::OpStore || access.opcode == spv::OpAtomicStore;
+  const std::string what = read ? "read of " : write ? "write of " : "atomic update of ";
+  std::string file;
+  uint32_t line = 0;
+  Instruction call = make_instruction(spv::OpFunctionCall, void_type(), fresh(), {});
+  // llvm-spirv writes an OpLine only where the line changes: the access's line is the one in effect.
+  const bool own_line = std::any_of(access.annotations.begin(), access.annotations.end(),
+                                    [](const Instruction& a) { return a.opcode == spv::OpLine; });
+  std::vector<Instruction> annotations = access.annotations;
+  if (!own_line && line_in_effect) annotations.insert(annotations.begin(), *line_in_effect);
+  for (const Instruction& a : annotations) {
+    if (!is_line_or_scope(a)) continue;
+    call.annotations.push_back(a);
+    // A debug scope is an OpExtInst with a result of its own: the copy needs a fresh id (the
+    // original stays on the access), or the module defines that id twice.
+    Instruction& copy = call.annotations.back();
+    if (copy.result_id) {
+      copy.result_id = fresh();
+      copy.words[copy.type_id ? 2 : 1] = copy.result_id;
+    }
+    if (a.opcode == spv::OpLine) {
+      const Instruction* s = def(a.word(1));
+      if (s && s->opcode == spv::OpString) file = s->string_at(2);
+      line = a.word(2);
+    }
+  }
+  const uint32_t cstr = pointer(spv::StorageClassUniformConstant, type_int(8));
+  const uint32_t zero = ulong_constant(0);
+  cold->push_back(make_instruction(spv::OpLabel, 0, thrown, {}));
+  std::vector<uint32_t> strs;
+  for (const std::string& s : {std::string("OutOfBoundsAccess"), what + param_name(f, param), function_name(f), file}) {
+    strs.push_back(fresh());
+    cold->push_back(make_instruction(spv::OpInBoundsPtrAccessChain, cstr, strs.back(), {string(s), zero, zero}));
+  }
+  for (uint32_t id : {zex_throw(), f.state, strs[0], strs[1], uint_constant(2), uint_constant(ZEX_VALUES_MEMORY), off, size,
+                      strs[2], strs[3], uint_constant(line)})
+    add_operand(call, id, SPV_OPERAND_TYPE_ID);
+  cold->push_back(call);
+  const Instruction* fn = def(f.id);
+  const uint32_t ret = fn ? fn->type_id : 0;
+  const Instruction* rt = def(ret);
+  if (rt && rt->opcode == spv::OpTypeVoid) cold->push_back(make_instruction(spv::OpReturn, 0, 0, {}));
+  else cold->push_back(make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)}));
+}
+
+void Checker::rewrite(Fn& f, Insts* out) {
+  const memory::FunctionAccesses& fa = accesses_[f.id];
+  std::map<size_t, uint32_t> checked_at;  // instruction index -> the parameter its check uses
+  for (const memory::Access& a : fa.accesses)
+    if (a.trace.origin == Origin::Param && f.bounded.count(a.trace.param)) checked_at[a.inst] = a.trace.param;
+  std::map<size_t, const memory::Call*> calls;
+  for (const memory::Call& c : fa.calls) calls[c.inst] = &c;
+
+  // The header: the function's new type, its parameters, the hidden ones.
+  const uint32_t u64 = ulong_type();
+  Instruction fn = m_.insts[f.first];
+  std::vector<uint32_t> types;
+  Insts params;
+  for (uint32_t k = 0; k < f.user_params; ++k) params.push_back(m_.insts[f.first + 1 + k]);
+  for (uint32_t p : f.bounded) {
+    const uint32_t base = fresh(), end = fresh();
+    f.bounds[p] = {base, end};
+    params.push_back(make_instruction(spv::OpFunctionParameter, u64, base, {}));
+    params.push_back(make_instruction(spv::OpFunctionParameter, u64, end, {}));
+    const std::vector<std::string>& n = ctx_.names(f.params[p]);
+    const std::string name = n.empty() ? std::to_string(p) : n.front();
+    names_.push_back(make_name(base, "__zex_base_" + name));
+    names_.push_back(make_name(end, "__zex_end_" + name));
+  }
+  if (f.needs_state) {
+    if (f.has_state) {
+      params.push_back(m_.insts[f.first + 1 + f.user_params]);
+      f.state = params.back().result_id;
+    } else {
+      f.state = f.new_state_param = fresh();
+      params.push_back(make_instruction(spv::OpFunctionParameter, state_pointer_type(), f.state, {}));
+      names_.push_back(make_name(f.state, "__zex_state"));
+      if (f.entry) {  // a by-value struct, as llvm-spirv writes one
+        decorations_.push_back(decorate(f.state, spv::DecorationFuncParamAttr, {spv::FunctionParameterAttributeByVal}));
+        decorations_.push_back(decorate(f.state, spv::DecorationAlignment, {8}));
+      }
+    }
+  }
+  std::vector<std::pair<uint32_t, spv_operand_type_t>> ops{{fn.type_id, SPV_OPERAND_TYPE_ID}};
+  for (const Instruction& p : params) ops.push_back({p.type_id, SPV_OPERAND_TYPE_ID});
+  fn.words[4] = global(spv::OpTypeFunction, 0, ops);
+  out->push_back(fn);
+  out->insert(out->end(), params.begin(), params.end());
+
+  // The body: each check splits its block; phis of a split block's successors name its last part.
+  size_t i = f.first + 1;
+  while (i < f.last && m_.insts[i].opcode == spv::OpFunctionParameter) ++i;
+  Insts body, cold;
+  std::map<uint32_t, uint32_t> last_part;  // original label -> the label of its last part
+  uint32_t label = 0, original = 0;
+  bool entry_block = true, sizes_done = f.bounded.empty();
+  const Instruction* line = nullptr;  // the OpLine in effect (an OpNoLine or a block's end ends it)
+  for (; i < f.last; ++i) {
+    const Instruction& in = m_.insts[i];
+    for (const Instruction& a : in.annotations) {
+      if (a.opcode == spv::OpLine) line = &a;
+      if (a.opcode == spv::OpNoLine) line = nullptr;
+    }
+    if (in.opcode == spv::OpLabel) {
+      line = nullptr;
+      if (original && label != original) last_part[original] = label;
+      label = original = in.result_id;
+      if (!entry_block && !sizes_done) sizes_done = true;
+      body.push_back(in);
+      continue;
+    }
+    if (entry_block && !sizes_done && in.opcode != spv::OpVariable) {
+      for (const auto& b : f.bounds) {
+        const uint32_t s = fresh();
+        f.size[b.first] = s;
+        body.push_back(make_instruction(spv::OpISub, u64, s, {b.second.second, b.second.first}));
+      }
+      sizes_done = true;
+    }
+    if (is_terminator(in.opcode)) entry_block = false;
+    auto c = checked_at.find(i);
+    if (c != checked_at.end()) check(f, in, line, c->second, &body, &cold, &label);
+    auto call = calls.find(i);
+    if (call != calls.end() && fns_.count(call->second->callee) && fns_[call->second->callee].needs_state) {
+      const Fn& g = fns_[call->second->callee];
+      Instruction nc = make_instruction(spv::OpFunctionCall, in.type_id, in.result_id, {in.word(3)});
+      nc.annotations = in.annotations;
+      for (uint32_t k = 0; k < g.user_params; ++k) add_operand(nc, in.word(4 + k), SPV_OPERAND_TYPE_ID);
+      for (uint32_t q : g.bounded) {
+        const Trace t = q < call->second->args.size() ? call->second->args[q] : Trace{};
+        const bool traced = t.origin == Origin::Param && f.bounds.count(t.param);
+        add_operand(nc, traced ? f.bounds[t.param].first : ulong_constant(0), SPV_OPERAND_TYPE_ID);
+        add_operand(nc, traced ? f.bounds[t.param].second : ulong_constant(~uint64_t(0)), SPV_OPERAND_TYPE_ID);
+      }
+      add_operand(nc, g.has_state ? in.word(4 + g.user_params) : f.state, SPV_OPERAND_TYPE_ID);
+      body.push_back(nc);
+      continue;
+    }
+    body.push_back(in);
+  }
+  if (original && label != original) last_part[original] = label;
+  if (!last_part.empty())
+    for (Instruction& in : body)
+      if (in.opcode == spv::OpPhi)
+        for (size_t k = 4; k < in.size(); k += 2) {
+          auto it = last_part.find(in.words[k]);
+          if (it != last_part.end()) in.words[k] = it->second;
+        }
+  out->insert(out->end(), body.begin(), body.end());
+  out->insert(out->end(), cold.begin(), cold.end());
+  out->push_back(m_.insts[f.last]);
+}
+
+bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* counts) {
+  // Read: the functions, the kernels, what each must be given.
+  std::map<uint32_t, std::string> entries;
+  for (const Instruction& i : m_.insts) {
+    if (i.opcode == spv::OpFunction) break;
+    if (i.opcode == spv::OpEntryPoint && i.size() >= 4 && i.word(1) == spv::ExecutionModelKernel)
+      entries.emplace(i.word(2), i.string_at(3));
+  }
+  if (entries.empty()) return false;
+  accesses_ = memory::analyze_functions(ctx_);
+  for (const IRContext::FunctionRange& r : std::vector<IRContext::FunctionRange>(ctx_.functions())) {
+    if (!r.defined) continue;
+    Fn f;
+    f.id = r.id;
+    f.first = r.first;
+    f.last = r.last;
+    auto e = entries.find(r.id);
+    f.entry = e != entries.end();
+    if (f.entry) f.kernel = e->second;
+    for (size_t k = r.first + 1; k < r.last && m_.insts[k].opcode == spv::OpFunctionParameter; ++k)
+      f.params.push_back(m_.insts[k].result_id);
+    f.has_state = f.entry && !f.params.empty() && is_state_type(def(f.params.back())->type_id);
+    f.user_params = static_cast<uint32_t>(f.params.size()) - (f.has_state ? 1 : 0);
+    fns_[f.id] = f;
+  }
+  // Which parameters need bounds: those an access goes through, and those passed on to a callee's.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& e : fns_) {
+      Fn& f = e.second;
+      const memory::FunctionAccesses& fa = accesses_[f.id];
+      for (const memory::Access& a : fa.accesses)
+        if (a.trace.origin == Origin::Param && eligible(f, a.trace.param)) grew = f.bounded.insert(a.trace.param).second || grew;
+      for (const memory::Call& c : fa.calls) {
+        auto g = fns_.find(c.callee);
+        if (g == fns_.end() || g == fns_.find(f.id)) continue;
+        for (uint32_t q : g->second.bounded) {
+          if (q >= c.args.size()) continue;
+          const Trace& t = c.args[q];
+          if (t.origin == Origin::Param && eligible(f, t.param)) grew = f.bounded.insert(t.param).second || grew;
+        }
+      }
+    }
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& e : fns_) {
+      Fn& f = e.second;
+      bool needs = f.entry || !f.bounded.empty();
+      for (const memory::Call& c : accesses_[f.id].calls) {
+        auto g = fns_.find(c.callee);
+        needs = needs || (g != fns_.end() && g->second.needs_state);
+      }
+      if (needs && !f.needs_state) f.needs_state = grew = true;
+    }
+  }
+  if (counts) {
+    *counts = MemoryCheckCounts{};
+    for (const auto& e : fns_) {
+      const memory::FunctionAccesses& fa = accesses_[e.first];
+      counts->local += fa.local;
+      for (const memory::Access& a : fa.accesses) {
+        if (a.trace.origin == Origin::Param && e.second.bounded.count(a.trace.param)) ++counts->checked;
+        else if (a.trace.origin == Origin::Loaded) ++counts->loaded;
+        else if (a.trace.origin == Origin::Integer) ++counts->from_integer;
+        else if (a.trace.origin == Origin::Local) ++counts->local;
+        else ++counts->untraced;
+      }
+    }
+  }
+  // Declines, before anything is written: calls the rewrite could not give their arguments.
+  for (const auto& e : fns_)
+    for (const memory::Call& c : accesses_[e.first].calls) {
+      auto g = fns_.find(c.callee);
+      if (g != fns_.end() && g->second.needs_state && m_.insts[c.inst].size() < 4 + g->second.params.size())
+        throw std::invalid_argument("add_memory_checks: a call passes fewer arguments than its callee takes");
+    }
+  for (const auto& i : ctx_.imports())
+    if (i.second == "zex_throw") {
+      const size_t at = ctx_.def_index(i.first);
+      if (at == IRContext::npos || m_.insts[at].opcode != spv::OpFunction) continue;
+      const Instruction* t = def(m_.insts[at].word(4));
+      if (!t || t->opcode != spv::OpTypeFunction || t->size() != 13)
+        throw std::invalid_argument("add_memory_checks: the module imports zex_throw with another signature");
+      zex_throw_ = i.first;
+    }
+  bool any = false;
+  for (const auto& e : fns_) any = any || (e.second.entry && !e.second.has_state) || !e.second.bounded.empty();
+  if (!any) {
+    report(out);
+    return false;
+  }
+
+  // Write.
+  capabilities_.insert(spv::CapabilityInt64);
+  std::map<size_t, Insts> bodies;  // first instruction index -> the function's new instructions
+  for (auto& e : fns_) {
+    Fn& f = e.second;
+    if (!f.needs_state) continue;
+    rewrite(f, &bodies[f.first]);
+  }
+  for (const Instruction& i : m_.insts)
+    if (i.opcode == spv::OpCapability) capabilities_.erase(i.word(1));
+  // Where the new names, decorations and globals go.
+  size_t name_at = 0, deco_at = 0, globals_at = 0;
+  bool names_seen = false, decos_seen = false;
+  for (size_t k = 0; k < m_.insts.size(); ++k) {
+    const uint16_t o = m_.insts[k].opcode;
+    if (!is_preamble(o)) {
+      globals_at = k;
+      break;
+    }
+    if (o == spv::OpName || o == spv::OpMemberName) name_at = k + 1, names_seen = true;
+    if (is_module_annotation(o)) deco_at = k + 1, decos_seen = true;
+    if (!names_seen && (o == spv::OpModuleProcessed || is_module_annotation(o)) && !name_at) name_at = k;
+  }
+  if (!decos_seen) deco_at = globals_at;
+  if (!names_seen && !name_at) name_at = deco_at;
+  size_t first_function = m_.insts.size();
+  for (size_t k = globals_at; k < m_.insts.size(); ++k)
+    if (m_.insts[k].opcode == spv::OpFunction) {
+      first_function = k;
+      break;
+    }
+  Insts result;
+  result.reserve(m_.insts.size() + globals_.size() + 64);
+  for (uint32_t cap : capabilities_) {
+    Instruction c = make_instruction(spv::OpCapability, 0, 0, {});
+    add_operand(c, cap, SPV_OPERAND_TYPE_CAPABILITY);
+    result.push_back(c);
+  }
+  for (size_t k = 0; k <= m_.insts.size(); ++k) {
+    if (k == name_at) result.insert(result.end(), names_.begin(), names_.end());
+    if (k == deco_at) result.insert(result.end(), decorations_.begin(), decorations_.end());
+    if (k == first_function) {
+      result.insert(result.end(), globals_.begin(), globals_.end());
+      result.insert(result.end(), declarations_.begin(), declarations_.end());
+    }
+    if (k == m_.insts.size()) break;
+    auto b = bodies.find(k);
+    if (b != bodies.end()) {
+      result.insert(result.end(), b->second.begin(), b->second.end());
+      k = fns_[m_.insts[k].result_id].last;
+      continue;
+    }
+    result.push_back(std::move(m_.insts[k]));
+  }
+  report(out);
+  m_.insts = std::move(result);
+  m_.header[3] = next_;
+  return true;
+}
+
+}  // namespace
+
+Status add_memory_checks(IRContext& ctx, std::vector<KernelMemoryChecks>* kernels, MemoryCheckCounts* counts) {
+  if (kernels) kernels->clear();
+  if (counts) *counts = MemoryCheckCounts{};
+  Checker c(ctx);
+  return changed_if(c.run(kernels, counts));
+}
+
+}  // namespace passes
+}  // namespace zex
