@@ -8,6 +8,8 @@
 //                                               strings then land where NEO 22.43's host cannot read them)
 //              [--library lib.spv]          ... with another device library than the embedded one
 //              [--times]                    ... and the seconds each step took, on stderr
+//              [--check-memory]             ... with the memory checks (ModuleOptions::check_memory), and
+//                                          what they checked, on stderr
 //   zex-spirv validate in.spv              the validation zex::Module does (debug information set aside)
 //   zex-spirv kernels  in.spv              the kernel names, one a line
 //   zex-spirv calls    in.spv              for each imported function: its import name and call count
@@ -39,7 +41,7 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: zex-spirv merge <in.spv> -o <out.spv>\n"
-               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--no-strings] [--library <lib.spv>] [--times]\n"
+               "       zex-spirv link <in.spv> -o <out.spv> [--no-merge] [--no-strings] [--library <lib.spv>] [--times] [--check-memory]\n"
                "       zex-spirv validate <in.spv>\n"
                "       zex-spirv kernels <in.spv>\n"
                "       zex-spirv calls <in.spv>\n"
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const std::string cmd = argv[1];
   std::string in, out, library;
-  bool merge = true, strings = true, times = false;
+  bool merge = true, strings = true, times = false, check_memory = false;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-o" && i + 1 < argc)
@@ -83,6 +85,8 @@ int main(int argc, char** argv) {
       strings = false;
     else if (a == "--times")
       times = true;
+    else if (a == "--check-memory")
+      check_memory = true;
     else if (in.empty() && (a.empty() || a[0] != '-'))
       in = a;
     else
@@ -90,7 +94,7 @@ int main(int argc, char** argv) {
   }
   if (in.empty()) return usage();
   const bool writes = cmd == "merge" || cmd == "link" || cmd == "wrap" || cmd == "throws" || cmd == "stop";
-  if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || times || (!library.empty() && cmd != "sites")))) return usage();
+  if (writes != !out.empty() || (cmd != "link" && (!merge || !strings || times || check_memory || (!library.empty() && cmd != "sites")))) return usage();
   try {
     const std::vector<uint32_t> words = read_spirv(in);
     if (cmd == "merge") {
@@ -110,8 +114,18 @@ int main(int argc, char** argv) {
       std::vector<uint32_t> lib;
       if (!library.empty()) lib = read_spirv(library);
       zex::detail::LinkSteps steps;
+      zex::detail::MemoryCheckInfo memory;
       write_spirv(out, zex::detail::link_module(words, library.empty() ? nullptr : &lib, merge, strings,
-                                                times ? &steps : nullptr).words);
+                                                times ? &steps : nullptr, check_memory ? &memory : nullptr).words);
+      if (check_memory) {
+        std::fprintf(stderr, "memory checks: %zu accesses checked; unchecked: %zu loaded pointers, %zu from integers, %zu untraced, %zu __local\n",
+                     memory.checked, memory.loaded, memory.from_integer, memory.untraced, memory.local);
+        for (const zex::detail::MemoryCheckedKernel& k : memory.kernels) {
+          std::fprintf(stderr, "  %s: %u parameters, bounds for", k.name.c_str(), k.user_params);
+          for (uint32_t b : k.bounded) std::fprintf(stderr, " %u", b);
+          std::fprintf(stderr, "%s\n", k.bounded.empty() ? " none" : "");
+        }
+      }
       for (const auto& [step, seconds] : steps) std::fprintf(stderr, "%8.3f s  %s\n", seconds, step.c_str());
     } else if (cmd == "sites") {
       std::vector<uint32_t> lib;

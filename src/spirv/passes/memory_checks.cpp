@@ -417,7 +417,9 @@ void Checker::rewrite(Fn& f, Insts* out) {
   Insts body, cold;
   std::map<uint32_t, uint32_t> last_part;  // original label -> the label of its last part
   uint32_t label = 0, original = 0;
-  bool entry_block = true, sizes_done = f.bounded.empty();
+  // The sizes only where a check uses them: a function that only passes its bounds on stays as it was
+  // apart from its parameters (llvm-spirv's kernel wrappers must keep their one call; throw_graph.cpp).
+  bool entry_block = true, sizes_done = f.bounded.empty() || checked_at.empty();
   const Instruction* line = nullptr;  // the OpLine in effect (an OpNoLine or a block's end ends it)
   for (; i < f.last; ++i) {
     const Instruction& in = m_.insts[i];
@@ -500,6 +502,32 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     f.user_params = static_cast<uint32_t>(f.params.size()) - (f.has_state ? 1 : 0);
     fns_[f.id] = f;
   }
+  // A helper whose last parameter is its callers' zex_state_t (every call passes the caller's own: a
+  // kernel's body behind llvm-spirv's entry-point wrapper, a helper of zex code) throws with it; any
+  // other helper (one called from nowhere too) gets the state as a hidden parameter.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& e : fns_) {
+      Fn& g = e.second;
+      if (g.entry || g.has_state || g.params.empty() || !is_state_type(def(g.params.back())->type_id)) continue;
+      bool all = false;
+      for (const auto& c : fns_) {
+        for (const memory::Call& call : accesses_[c.first].calls) {
+          if (call.callee != g.id) continue;
+          const Instruction& in = m_.insts[call.inst];
+          const bool passes_state = c.second.has_state && in.size() == 4 + g.params.size() &&
+                                    in.words.back() == c.second.params.back();
+          if (!passes_state) goto next;
+          all = true;
+        }
+      }
+      if (all) {
+        g.has_state = grew = true;
+        g.user_params = static_cast<uint32_t>(g.params.size()) - 1;
+      }
+    next:;
+    }
+  }
   // Which parameters need bounds: those an access goes through, and those passed on to a callee's.
   for (bool grew = true; grew;) {
     grew = false;
@@ -530,6 +558,30 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
       }
       if (needs && !f.needs_state) f.needs_state = grew = true;
     }
+  }
+  // llvm-spirv's entry-point wrappers: a kernel whose body only calls a function with its own
+  // parameters, in order. Its reverse translation (zex-cpu's front end, IGC's) makes that function the
+  // kernel and reads the kernel's argument metadata off the wrapper, so both must take the same hidden
+  // parameters: the body gets the wrapper's bounds and state even where it would need neither.
+  for (auto& e : fns_) {
+    Fn& w = e.second;
+    const memory::FunctionAccesses& fa = accesses_[w.id];
+    if (!w.entry || fa.calls.size() != 1 || !fa.accesses.empty() || fa.local) continue;
+    auto b = fns_.find(fa.calls[0].callee);
+    if (b == fns_.end() || b->second.entry || b->second.params.size() != w.params.size()) continue;
+    bool forwards = true;
+    for (size_t k = 0; k < w.params.size(); ++k)
+      forwards = forwards && m_.insts[fa.calls[0].inst].word(4 + k) == w.params[k];
+    size_t real = 0;
+    for (size_t k = w.first + 1 + w.params.size(); k < w.last; ++k) {
+      const uint16_t o = m_.insts[k].opcode;
+      real += o != spv::OpLabel && o != spv::OpReturn && o != spv::OpFunctionCall;
+    }
+    if (!forwards || real || b->second.has_state != w.has_state) continue;
+    Fn& body = b->second;
+    w.bounded.insert(body.bounded.begin(), body.bounded.end());
+    body.bounded = w.bounded;
+    body.needs_state = body.needs_state || w.needs_state;
   }
   if (counts) {
     *counts = MemoryCheckCounts{};

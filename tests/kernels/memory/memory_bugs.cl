@@ -1,0 +1,52 @@
+// Kernels with no zex code, as a compiler that emits no checks writes them (tests/memory/: zex's
+// memory checks, issue 27). Each has the bug its name says when launched past its data, and stays in
+// bounds otherwise; "LINE:<marker>" marks the access a report must name (found by the test).
+// Written for zex; no third-party code.
+
+// Reads in[i - 1], in[i], in[i + 1] for every i < n: i = n - 1 reads one past the end.
+kernel void stencil(global float* out, global const float* in, uint n) {
+  size_t i = get_global_id(0);
+  if (i == 0 || i >= n) return;
+  out[i] = in[i - 1] + in[i] + in[i + 1];  // LINE:stencil
+}
+
+// out[x * rows + y] with the extents swapped: past the end unless rows == cols.
+kernel void transpose(global float* out, global const float* in, uint rows, uint cols) {
+  size_t x = get_global_id(0), y = get_global_id(1);
+  if (x >= cols || y >= rows) return;
+  out[x * cols + y] = in[y * cols + x];  // LINE:transpose
+}
+
+// k <= n: one element too many.
+kernel void prefix(global int* out, uint n) {
+  if (get_global_id(0) != 0) return;
+  int s = 0;
+  for (uint k = 0; k <= n; ++k) {
+    s += (int)k;
+    out[k] = s;  // LINE:prefix
+  }
+}
+
+// The second pointer argument is the short one.
+kernel void copy2(global const int* src, global int* dst, uint n) {
+  size_t i = get_global_id(0);
+  if (i < n) dst[i] = src[i];  // LINE:copy2
+}
+
+// A histogram whose bin index is not clamped.
+kernel void histogram(global const uint* values, global int* bins, uint n) {
+  size_t i = get_global_id(0);
+  if (i < n) atomic_add(&bins[values[i]], 1);  // LINE:histogram
+}
+
+// The store happens in a helper that keeps its own function.
+__attribute__((noinline)) void store_at(global float* p, size_t i, float v) {
+  p[i] = v;  // LINE:helper
+}
+kernel void through_helper(global float* out, uint n) {
+  size_t i = get_global_id(0);
+  if (i <= n) store_at(out, i, (float)i);
+}
+
+// A pointer read from memory: not checked, counted; never reported falsely.
+kernel void loaded(global float* global* table, uint i) { table[0][i] = 5.0f; }

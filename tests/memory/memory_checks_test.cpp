@@ -1,0 +1,401 @@
+// zex's memory checks end to end (issue 27): kernels with no zex code (tests/kernels/memory/
+// memory_bugs.cl, three builds) loaded with ModuleOptions{check_memory} on zex-cpu through the loader.
+// Each bug must be caught before the access happens, with the argument's name, the byte offset, the
+// allocation's size and (with -g) the line; in-bounds launches must give the unchecked module's results
+// bit for bit; a pointer loaded from memory is counted, not reported. Under ZEX_CPU_GUARD_PAGES=1 (CTest
+// zex_memory_checks_guard_pages) an access the check missed would kill the process.
+#include "zex_fixture.hpp"
+
+#include <zex/zex.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using zex_test::expect_kernel_exception;
+using zex_test::read_file;
+using zex_test::ScopedEnv;
+
+struct Env {
+  zex::Context ctx;
+  zex::Device dev;
+  Env() : ctx(), dev(ctx.device(0)) {}
+};
+Env& env() {
+  static Env* e = new Env();  // never destroyed: see zex_fixture.hpp
+  return *e;
+}
+
+bool guarded() {
+  const char* g = std::getenv("ZEX_CPU_GUARD_PAGES");
+  return g && std::string(g) == "1";
+}
+
+// Exactly n T of shared USM, aligned to T: under guard pages its end is flush against the guard.
+template <class T>
+class Buffer {
+ public:
+  explicit Buffer(size_t n) : n_(n) {
+    ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+    void* p = nullptr;
+    zex::check(zeMemAllocShared(env().ctx.handle(), &dd, &hd, n * sizeof(T), sizeof(T), env().dev.handle(), &p),
+               "zeMemAllocShared");
+    p_ = static_cast<T*>(p);
+    std::memset(static_cast<void*>(p_), 0, n * sizeof(T));
+  }
+  ~Buffer() { zeMemFree(env().ctx.handle(), p_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  T* get() const { return p_; }
+  T& operator[](size_t i) { return p_[i]; }
+  size_t bytes() const { return n_ * sizeof(T); }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_;
+};
+
+uint32_t line_of(const std::string& marker) {
+  std::ifstream f(ZEX_MEMORY_SOURCE);
+  std::string line;
+  for (uint32_t n = 1; std::getline(f, line); ++n)
+    if (line.find("LINE:" + marker) != std::string::npos) return n;
+  throw std::runtime_error("no LINE:" + marker);
+}
+
+zex::LaunchConfig grid(uint32_t x, uint32_t y = 1, int level = 1) {
+  zex::LaunchConfig c;
+  c.groups = {x, y, 1};
+  c.group_size = {1, 1, 1};
+  c.debug_level = level;
+  return c;
+}
+
+std::vector<uint8_t> spirv(const std::string& build) {
+  return read_file(std::string(ZEX_MEMORY_KERNELS) + "/memory_bugs_" + build + ".spv");
+}
+
+class Builds : public ::testing::TestWithParam<const char*> {
+ protected:
+  static zex::ModuleOptions checked() {
+    zex::ModuleOptions o;
+    o.check_memory = true;
+    return o;
+  }
+  bool debug() const { return std::string(GetParam()) == "O0g"; }
+  zex::Module mod{env().dev, spirv(GetParam()), checked()};
+  zex::Stream s{env().dev};
+
+  // The report of an out-of-bounds access: its name, the values, the message, the line (with -g).
+  void expect_report(const zex::KernelException& e, const std::string& kernel, const std::string& what,
+                     uint64_t offset, uint64_t size, const std::string& marker) {
+    EXPECT_EQ(e.name(), "OutOfBoundsAccess");
+    EXPECT_EQ(e.kernel_name(), kernel);
+    EXPECT_EQ(e.info().value_kind, uint32_t{ZEX_VALUES_MEMORY});
+    EXPECT_EQ(e.values(), (std::vector<uint64_t>{offset, size}));
+    const std::string text = what + " at byte offset " + std::to_string(offset) + " of an allocation of " +
+                             std::to_string(size) + " bytes";
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    ASSERT_FALSE(e.frames().empty()) << e.what();
+    if (debug()) {
+      EXPECT_EQ(e.frames()[0].line, line_of(marker)) << e.what();
+      EXPECT_NE(e.frames()[0].file.find("memory_bugs.cl"), std::string::npos) << e.what();
+    }
+    ASSERT_TRUE(e.launch_site().has_value());
+    EXPECT_NE(e.launch_site()->file.find("memory_checks_test.cpp"), std::string::npos);
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Memory, Builds, ::testing::Values("O2", "O0", "O0g"));
+
+TEST_P(Builds, TheModuleSaysWhatItChecks) {
+  const zex::MemoryCheckCounts& c = mod.memory_checks();
+  EXPECT_TRUE(c.enabled);
+  EXPECT_GE(c.checked, 9u);  // stencil 4, transpose 2, prefix 1, copy2 2, histogram 2, helper 1, loaded 1
+  EXPECT_GE(c.loaded, 1u) << "loaded's store goes through a pointer read from memory";
+  zex::Kernel k = mod.kernel("stencil");
+  EXPECT_EQ(k.hidden_argument_count(), 4u) << "out and in: base and end each";
+  EXPECT_EQ(k.argument_count(), 3u + 4u + 1u);
+  EXPECT_EQ(mod.kernel("loaded").hidden_argument_count(), 2u) << "the table itself is checked";
+  zex::Module plain(env().dev, spirv(GetParam()));
+  EXPECT_FALSE(plain.memory_checks().enabled);
+  EXPECT_EQ(plain.memory_checks().checked, 0u);
+}
+
+TEST_P(Builds, AStencilPastTheEndIsCaughtAtTheRead) {
+  zex::Kernel k = mod.kernel("stencil");
+  const uint32_t n = 64;
+  Buffer<float> in(n), out(n);
+  for (uint32_t i = 0; i < n; ++i) in[i] = float(i);
+  s.launch(k, grid(n), out.get(), in.get(), n);  // i = n - 1 reads in[n]
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  expect_report(e, "stencil", "read of argument 'in'", n * 4, n * 4, "stencil");
+  EXPECT_EQ(e.thrower_count(), 1u);
+  EXPECT_EQ(out[n - 1], 0.0f) << "the throwing work-item does not store";
+  EXPECT_EQ(out[n - 2], float(3 * (n - 2))) << "the others ran";
+  // The stream stays usable; in bounds nothing is thrown.
+  s.launch(k, grid(n - 1), out.get(), in.get(), n);
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+TEST_P(Builds, ATransposedIndexIsCaughtAtTheWrite) {
+  zex::Kernel k = mod.kernel("transpose");
+  const uint32_t rows = 4, cols = 8;
+  Buffer<float> in(rows * cols), out(rows * cols);
+  s.launch(k, grid(cols, rows), out.get(), in.get(), rows, cols);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  // x * cols + y reaches (cols - 1) * cols + rows - 1 = 59 > 31: every x >= 4 throws.
+  ASSERT_EQ(e.values().size(), 2u);
+  EXPECT_GE(e.values()[0], uint64_t{rows * cols * 4});
+  EXPECT_EQ(e.values()[0] % 4, 0u);
+  expect_report(e, "transpose", "write of argument 'out'", e.values()[0], rows * cols * 4, "transpose");
+  EXPECT_EQ(e.thrower_count(), 16u) << "x in 4..7, y in 0..3";
+}
+
+TEST_P(Builds, AnOffByOneLoopIsCaughtAtItsLastStore) {
+  zex::Kernel k = mod.kernel("prefix");
+  const uint32_t n = 16;
+  Buffer<int> out(n);
+  s.launch(k, grid(1), out.get(), n);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  expect_report(e, "prefix", "write of argument 'out'", n * 4, n * 4, "prefix");
+  EXPECT_EQ(out[n - 1], int((n - 1) * n / 2)) << "every store before it happened";
+}
+
+TEST_P(Builds, TheSecondPointerArgumentIsNamed) {
+  zex::Kernel k = mod.kernel("copy2");
+  const uint32_t n = 32;
+  Buffer<int> src(n), dst(n - 1);
+  s.launch(k, grid(n), src.get(), dst.get(), n);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  expect_report(e, "copy2", "write of argument 'dst'", (n - 1) * 4, (n - 1) * 4, "copy2");
+}
+
+TEST_P(Builds, AnAtomicPastTheBinsIsCaught) {
+  zex::Kernel k = mod.kernel("histogram");
+  Buffer<uint32_t> values(8);
+  Buffer<int> bins(4);
+  for (uint32_t i = 0; i < 8; ++i) values[i] = i % 4;
+  values[5] = 7;
+  s.launch(k, grid(8), values.get(), bins.get(), 8u);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  expect_report(e, "histogram", "atomic update of argument 'bins'", 28, 16, "histogram");
+  EXPECT_EQ(bins[0] + bins[1] + bins[2] + bins[3], 7) << "the seven in-bounds updates happened";
+}
+
+TEST_P(Builds, AStoreInAHelperIsCaughtThroughTheCall) {
+  zex::Kernel k = mod.kernel("through_helper");
+  const uint32_t n = 16;
+  Buffer<float> out(n);
+  s.launch(k, grid(n + 1), out.get(), n);  // i = n stores out[n] in store_at
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  // The helper's own parameter is the one named (the check is in the helper, shared by its callers).
+  expect_report(e, "through_helper", "write of argument 'p'", n * 4, n * 4, "helper");
+  EXPECT_EQ(e.frames()[0].function, "store_at");
+}
+
+TEST_P(Builds, APointerLoadedFromMemoryIsNotReportedFalsely) {
+  zex::Kernel k = mod.kernel("loaded");
+  Buffer<float> target(16);
+  Buffer<float*> table(1);
+  table[0] = target.get();
+  s.launch(k, grid(1), table.get(), 3u);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(target[3], 5.0f);
+}
+
+TEST_P(Builds, LevelTwoNamesTheWorkItemAndLevelZeroStillCatches) {
+  zex::Kernel k = mod.kernel("copy2");
+  const uint32_t n = 32;
+  Buffer<int> src(n), dst(n - 1);
+  s.launch(k, grid(n, 1, 2), src.get(), dst.get(), n);
+  auto e2 = expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_TRUE(e2.global_id().has_value());
+  EXPECT_EQ((*e2.global_id())[0], n - 1);
+  EXPECT_EQ(e2.values(), (std::vector<uint64_t>{(n - 1) * 4, (n - 1) * 4}));
+  s.launch(k, grid(n, 1, 0), src.get(), dst.get(), n);
+  auto e0 = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e0.kernel_name(), "copy2");
+  EXPECT_TRUE(e0.values().empty()) << "level 0 records no values";
+}
+
+// The unchecked module through raw Level Zero (its kernels take no zex_state_t, so zex cannot launch
+// them): the baseline the checked kernels must equal bit for bit.
+class RawModule {
+ public:
+  explicit RawModule(const std::vector<uint8_t>& spv) {
+    ze_module_desc_t d{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr, ZE_MODULE_FORMAT_IL_SPIRV, spv.size(), spv.data(), "",
+                       nullptr};
+    zex::check(zeModuleCreate(env().ctx.handle(), env().dev.handle(), &d, &module_, nullptr), "zeModuleCreate");
+    ze_command_queue_desc_t q{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS,
+                              ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    zex::check(zeCommandListCreateImmediate(env().ctx.handle(), env().dev.handle(), &q, &list_),
+               "zeCommandListCreateImmediate");
+  }
+  ~RawModule() {
+    for (ze_kernel_handle_t k : kernels_) zeKernelDestroy(k);
+    zeCommandListDestroy(list_);
+    zeModuleDestroy(module_);
+  }
+  RawModule(const RawModule&) = delete;
+  RawModule& operator=(const RawModule&) = delete;
+  template <class... Args>
+  void launch(const char* name, uint32_t groups, const Args&... args) {
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
+    ze_kernel_handle_t k = nullptr;
+    zex::check(zeKernelCreate(module_, &kd, &k), "zeKernelCreate");
+    kernels_.push_back(k);
+    zex::check(zeKernelSetGroupSize(k, 1, 1, 1), "zeKernelSetGroupSize");
+    uint32_t i = 0;
+    ((zex::check(zeKernelSetArgumentValue(k, i++, sizeof(Args), &args), "zeKernelSetArgumentValue")), ...);
+    const ze_group_count_t g{groups, 1, 1};
+    zex::check(zeCommandListAppendLaunchKernel(list_, k, &g, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel");
+  }
+
+ private:
+  ze_module_handle_t module_ = nullptr;
+  ze_command_list_handle_t list_ = nullptr;
+  std::vector<ze_kernel_handle_t> kernels_;
+};
+
+// Bit for bit: kernels in bounds, checked (through zex) and unchecked (raw), from the same inputs.
+TEST_P(Builds, InBoundsResultsAreTheUncheckedModulesBitForBit) {
+  const uint32_t n = 64;
+  struct Run {
+    Buffer<float> in{n}, out{n};
+    Buffer<uint32_t> values{n};
+    Buffer<int> bins{8}, prefix{n + 1};
+    Run() {
+      for (uint32_t i = 0; i < n; ++i) in[i] = 1.0f / float(i + 3);
+      for (uint32_t i = 0; i < n; ++i) values[i] = (i * 7) % 8;
+    }
+  } checked_run, raw_run;
+  zex::Kernel ks = mod.kernel("stencil"), kh = mod.kernel("histogram"), kp = mod.kernel("prefix");
+  s.launch(ks, grid(n - 1), checked_run.out.get(), checked_run.in.get(), n);
+  s.launch(kh, grid(n), checked_run.values.get(), checked_run.bins.get(), n);
+  s.launch(kp, grid(1), checked_run.prefix.get(), n);
+  s.synchronize();
+  {
+    RawModule raw(spirv(GetParam()));
+    raw.launch("stencil", n - 1, raw_run.out.get(), raw_run.in.get(), n);
+    raw.launch("histogram", n, raw_run.values.get(), raw_run.bins.get(), n);
+    raw.launch("prefix", 1, raw_run.prefix.get(), n);
+  }
+  EXPECT_EQ(std::memcmp(checked_run.out.get(), raw_run.out.get(), n * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(checked_run.bins.get(), raw_run.bins.get(), 8 * sizeof(int)), 0);
+  EXPECT_EQ(std::memcmp(checked_run.prefix.get(), raw_run.prefix.get(), (n + 1) * sizeof(int)), 0);
+  EXPECT_EQ(checked_run.prefix[n], int(n * (n + 1) / 2)) << "the results are real";
+}
+
+// The allocation a pointer points into, not the pointer: an argument offset into a buffer is checked
+// against the whole buffer, and a new buffer at a new address is looked up again.
+TEST_P(Builds, BoundsAreTheAllocationsAndFollowThePointer) {
+  zex::Kernel k = mod.kernel("copy2");
+  Buffer<int> src(64), small(8), big(64);
+  s.launch(k, grid(32), src.get(), big.get() + 16, 32u);  // 16..47 of 64: in bounds
+  EXPECT_NO_THROW(s.synchronize());
+  s.launch(k, grid(32), src.get(), small.get(), 32u);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  // Items 8..31 throw; which claims the report first is the driver's order.
+  ASSERT_EQ(e.values().size(), 2u);
+  EXPECT_EQ(e.values()[1], 32u);
+  EXPECT_GE(e.values()[0], 32u);
+  EXPECT_LT(e.values()[0], 128u);
+  EXPECT_EQ(e.thrower_count(), 24u);
+  s.launch(k, grid(32), src.get(), big.get(), 32u);
+  EXPECT_NO_THROW(s.synchronize());
+  zex::forget_memory_bounds();
+  s.launch(k, grid(64), src.get(), big.get() + 16, 64u);  // 16..79 of 64
+  auto e2 = expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_EQ(e2.values().size(), 2u);
+  EXPECT_EQ(e2.values()[1], 256u) << "the whole allocation, not the 192 bytes after the pointer";
+  EXPECT_GE(e2.values()[0], 256u);
+  EXPECT_EQ(e2.thrower_count(), 16u) << "items 48..63";
+}
+
+// launch_args (the C API's and Python's path) passes the bounds too.
+TEST_P(Builds, LaunchArgsPassesTheBounds) {
+  zex::Kernel k = mod.kernel("copy2");
+  Buffer<int> src(32), dst(31);
+  int* sp = src.get();
+  int* dp = dst.get();
+  uint32_t n = 32;
+  const zex::KernelArg args[] = {{sizeof sp, &sp}, {sizeof dp, &dp}, {sizeof n, &n}};
+  s.launch_args(k, grid(32), args, 3, __FILE__, __LINE__);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e.values(), (std::vector<uint64_t>{124, 124}));
+}
+
+TEST(MemoryChecks, ZexCheckMemoryTurnsThemOnAndAGarbageValueIsRefused) {
+  {
+    ScopedEnv on("ZEX_CHECK_MEMORY", "1");
+    zex::Module m(env().dev, spirv("O2"));
+    EXPECT_TRUE(m.memory_checks().enabled);
+    EXPECT_EQ(m.kernel("copy2").hidden_argument_count(), 4u);
+  }
+  {
+    ScopedEnv off("ZEX_CHECK_MEMORY", "0");
+    EXPECT_FALSE(zex::Module(env().dev, spirv("O2")).memory_checks().enabled);
+  }
+  ScopedEnv bad("ZEX_CHECK_MEMORY", "yes");
+  try {
+    zex::Module m(env().dev, spirv("O2"));
+    FAIL() << "ZEX_CHECK_MEMORY=yes must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ZEX_CHECK_MEMORY='yes' is neither 0 nor 1"), std::string::npos) << e.what();
+  }
+}
+
+// zex's own kernels (zex calls, a zex_state_t already) take the checks as well and keep their throws.
+TEST(MemoryChecks, AModuleWithZexCodeKeepsItsOwnThrows) {
+  zex::ModuleOptions o;
+  o.check_memory = true;
+  zex::Module m(env().dev, read_file(ZEX_TEST_KERNEL_SPV), o);
+  EXPECT_TRUE(m.memory_checks().enabled);
+  EXPECT_GT(m.memory_checks().checked, 0u);
+  zex::Kernel k = m.kernel("memory_report");
+  zex::Stream s(env().dev);
+  Buffer<uint32_t> a(64), out(128);
+  // Its own check (index 64 of 64) throws before the access the memory check would catch.
+  s.launch(k, grid(65), a.get(), out.get(), uint64_t{64 * 4});
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e.name(), "OutOfBoundsAccess");
+  EXPECT_EQ(e.values(), (std::vector<uint64_t>{256, 256}));
+}
+
+TEST(MemoryChecks, AGraphRefusesACheckedKernelWithAClearError) {
+  zex::ModuleOptions o;
+  o.check_memory = true;
+  zex::Module m(env().dev, spirv("O2"), o);
+  zex::Kernel k = m.kernel("copy2");
+  zex::Graph g(env().dev);
+  Buffer<int> src(4), dst(4);
+  try {
+    g.launch(k, grid(4), src.get(), dst.get(), 4u);
+    FAIL() << "a graph cannot pass the bounds yet";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("memory checks"), std::string::npos) << e.what();
+  }
+}
+
+// Under guard pages, the same bug in the unchecked module kills the process: the checked runs above
+// survive only because the check came first.
+TEST(MemoryChecks, UncheckedTheBugFaultsUnderGuardPages) {
+  if (!guarded()) GTEST_SKIP() << "runs in CTest zex_memory_checks_guard_pages (ZEX_CPU_GUARD_PAGES=1)";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto run_unchecked = [] {
+    RawModule plain(spirv("O2"));
+    Buffer<int> src(1024), dst(1023);
+    plain.launch("copy2", 1024, src.get(), dst.get(), 1024u);  // dst[1023] is the guard page's first word
+  };
+  EXPECT_DEATH(run_unchecked(), "");
+}
+
+}  // namespace
