@@ -121,6 +121,26 @@ zex_result_t zex_context_free(zex_context_t context, void* ptr); /* NULL ptr: no
  * validator's diagnostic). The driver builds it per debug level at the first launch at that level. */
 zex_result_t zex_module_create(zex_device_t device, const void* spirv, size_t size, zex_module_t* out);
 void zex_module_destroy(zex_module_t module);
+/* zex_module_create with options: `flags` is 0 or ZEX_MODULE_CHECK_MEMORY (bounds checks on every
+ * global access through a kernel's pointer argument, reported as "OutOfBoundsAccess"; ZEX_CHECK_MEMORY=1
+ * in the environment sets it for every module). Other bits: INVALID_ARGUMENT. */
+#define ZEX_MODULE_CHECK_MEMORY 0x1u
+zex_result_t zex_module_create_with_options(zex_device_t device, const void* spirv, size_t size, uint32_t flags,
+                                            zex_module_t* out);
+/* What a module's memory checks cover (zex::MemoryCheckCounts): global accesses in the module checked and
+ * left unchecked by reason; enabled = 0 for a module built without them. */
+typedef struct zex_memory_checks_t {
+  int enabled;
+  size_t checked;
+  size_t loaded;       /* unchecked: the pointer was loaded from memory */
+  size_t from_integer; /* unchecked: made from an integer */
+  size_t untraced;     /* unchecked: another derivation */
+  size_t local;        /* __local accesses: not checked */
+} zex_memory_checks_t;
+zex_result_t zex_module_memory_checks(zex_module_t module, zex_memory_checks_t* out);
+/* Forgets the allocation bounds the memory checks cached per kernel argument: call it after freeing
+ * memory whose address a new allocation of another size may take (zex::forget_memory_bounds). */
+void zex_forget_memory_bounds(void);
 /* Builds the module at debug level 1 if needed. *out: "" if it built; else the driver's build log
  * (valid until zex_module_destroy) and ZEX_ERROR_LEVEL_ZERO. */
 zex_result_t zex_module_build_log(zex_module_t module, const char** out);
@@ -128,6 +148,9 @@ zex_result_t zex_module_build_log(zex_module_t module, const char** out);
  * listing the module's kernels if there is no kernel `name`. */
 zex_result_t zex_kernel_create(zex_module_t module, const char* name, zex_kernel_t* out);
 void zex_kernel_destroy(zex_kernel_t kernel);
+/* The parameters zex's memory checks added between the kernel's own and its zex_state_t (two ulongs,
+ * base and end, per checked pointer argument; 0 without checks). zex_stream_launch sets them. */
+zex_result_t zex_kernel_hidden_argument_count(zex_kernel_t kernel, uint32_t* out);
 
 /* ---- streams ---------------------------------------------------------------------------------------- */
 zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out);

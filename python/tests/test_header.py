@@ -86,7 +86,8 @@ SCALARS = {"void": None, "int": ctypes.c_int, "uint8_t": ctypes.c_uint8, "uint32
            "zex_result_t": ctypes.c_int, "zex_language_t": ctypes.c_int, "ze_result_t": ctypes.c_uint32}
 # zex.h's structs and the ctypes classes that mirror them.
 STRUCTS = {"zex_launch_config_t": L.LaunchConfig, "zex_arg_t": L.Arg,
-           "zex_exception_frame_t": L.ExceptionFrame, "zex_exception_info_t": L.ExceptionInfo}
+           "zex_exception_frame_t": L.ExceptionFrame, "zex_exception_info_t": L.ExceptionInfo,
+           "zex_memory_checks_t": L.MemoryChecks}
 # Struct pointers the package passes as c_void_p, because it packs them itself with `struct` (the
 # launch's fast path); their layout is checked through the struct comparison above and test_library.
 PACKED = {"zex_launch_config_t", "zex_arg_t"}

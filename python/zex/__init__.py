@@ -29,6 +29,7 @@ __all__ = [
     "Context", "Device", "Module", "Kernel", "Stream", "Event", "Graph", "Queue", "SharedBuffer", "Local", "local",
     "Error", "KernelException", "LaunchSite", "ZeError", "ZeResult", "InvalidArgument", "InvalidState", "OutOfHostMemory",
     "UnknownError", "DeviceReport", "DeviceRecord", "RasCounter", "LibraryNotFoundError", "LibraryVersionError", "C_API_VERSION", "library_path",
+    "forget_memory_bounds",
 ]
 
 
@@ -36,3 +37,12 @@ def library_path():
     """The libzex this process uses (loads it now if needed; raises LibraryNotFoundError if none)."""
     from . import _library
     return _library.library_path()
+
+
+def forget_memory_bounds():
+    """Forgets the allocation bounds the memory checks (Module(check_memory=True)) cached per kernel
+    argument: call it after freeing memory whose address a new allocation of another size may take."""
+    from . import _library
+    fn = getattr(_library.lib(), "zex_forget_memory_bounds", None)
+    if fn is not None:
+        fn()

@@ -474,7 +474,7 @@ class Module(_Handle):
     (InvalidState if an unsynchronized launch uses one)."""
     _what = "Module"
 
-    def __init__(self, device, spirv):
+    def __init__(self, device, spirv, check_memory=False):
         if not isinstance(device, Device):
             raise InvalidArgument("zex.Module(device, spirv): device must be a zex.Device, not %s" % type(device).__name__)
         if isinstance(spirv, (str, os.PathLike)):
@@ -489,7 +489,17 @@ class Module(_Handle):
         lib = device.context._lib
         dh = device._handle()
         out = _c_void_p()
-        r = lib.zex_module_create(dh, spirv, len(spirv), _byref(out))
+        if type(check_memory) is not bool:
+            raise InvalidArgument("zex.Module: check_memory must be True or False, not %r" % (check_memory,))
+        if check_memory:
+            fn = getattr(lib, "zex_module_create_with_options", None)
+            if fn is None:
+                raise L.LibraryVersionError("zex: %s has no zex_module_create_with_options (version node ZEX_1.5): "
+                                            "check_memory=True needs the libzex of this Python package's zex"
+                                            % L.library_path(), L.C_API_VERSION, L.library_path())
+            r = fn(dh, spirv, len(spirv), 1, _byref(out))  # ZEX_MODULE_CHECK_MEMORY
+        else:
+            r = lib.zex_module_create(dh, spirv, len(spirv), _byref(out))
         if r:
             _raise_last(r, lib)
         self.device = device
@@ -499,6 +509,20 @@ class Module(_Handle):
     def kernel(self, name):
         """The kernel `name` (a new zex.Kernel each call: give each thread its own to launch in parallel)."""
         return Kernel(self, name)
+
+    @property
+    def memory_checks(self):
+        """What the module's memory checks cover (check_memory=True or ZEX_CHECK_MEMORY=1): a dict of
+        enabled (bool) and the global accesses checked and left unchecked by reason (loaded,
+        from_integer, untraced, local); {"enabled": False, ...zeros} without them or an older libzex."""
+        fn = getattr(self._lib, "zex_module_memory_checks", None)
+        c = L.MemoryChecks()
+        if fn is not None:
+            r = fn(self._handle(), _byref(c))
+            if r:
+                _raise_last(r, self._lib)
+        return {"enabled": bool(c.enabled), "checked": c.checked, "loaded": c.loaded,
+                "from_integer": c.from_integer, "untraced": c.untraced, "local": c.local}
 
     @property
     def build_log(self):
@@ -529,6 +553,19 @@ class Kernel(_Handle):
         self.name = str(name)
         self._lib = lib
         self._cell = _Cell(out.value, lib.zex_kernel_destroy, 1, "Kernel", module._cell)
+
+    @property
+    def hidden_argument_count(self):
+        """The parameters zex's memory checks added before the zex_state_t (two per checked pointer
+        argument, set by every launch); 0 without checks."""
+        fn = getattr(self._lib, "zex_kernel_hidden_argument_count", None)
+        if fn is None:
+            return 0
+        n = ctypes.c_uint32()
+        r = fn(self._handle(), _byref(n))
+        if r:
+            _raise_last(r, self._lib)
+        return n.value
 
     @property
     def handle(self):

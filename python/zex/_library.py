@@ -52,6 +52,12 @@ class ExceptionFrame(ctypes.Structure):
                 ("line", ctypes.c_uint32)]
 
 
+class MemoryChecks(ctypes.Structure):
+    """zex_memory_checks_t (zex_module_memory_checks)."""
+    _fields_ = [("enabled", ctypes.c_int), ("checked", ctypes.c_size_t), ("loaded", ctypes.c_size_t),
+                ("from_integer", ctypes.c_size_t), ("untraced", ctypes.c_size_t), ("local", ctypes.c_size_t)]
+
+
 class ExceptionInfo(ctypes.Structure):
     """zex_exception_info_t: the one projection of zex::KernelExceptionInfo, filled by zex_exception_info.
     KernelException's attributes are made from these fields by exception_attributes(), so a field
@@ -177,6 +183,10 @@ DECLARATIONS = {
     "zex_context_free": (_res, (_h, _h)),
     "zex_module_create": (_res, (_h, ctypes.c_void_p, ctypes.c_size_t, _hp)),
     "zex_module_destroy": (None, (_h,)),
+    "zex_module_create_with_options": (_res, (_h, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32, _hp)),
+    "zex_module_memory_checks": (_res, (_h, ctypes.POINTER(MemoryChecks))),
+    "zex_forget_memory_bounds": (None, ()),
+    "zex_kernel_hidden_argument_count": (_res, (_h, ctypes.POINTER(ctypes.c_uint32))),
     "zex_kernel_create": (_res, (_h, _str, _hp)),
     "zex_kernel_destroy": (None, (_h,)),
     "zex_stream_create": (_res, (_h, _hp)),
@@ -251,6 +261,9 @@ OPTIONAL |= GRAPHS
 OPTIONAL |= {"zex_stream_set_stop_on_throw", "zex_graph_set_stop_on_throw"}
 # Version node ZEX_1.4 (updating a recorded launch): without them, Graph.update raises LibraryVersionError.
 OPTIONAL |= {"zex_graph_launches", "zex_graph_update"}
+# Version node ZEX_1.5 (memory checks): without them, Module(check_memory=True) raises LibraryVersionError.
+OPTIONAL |= {"zex_module_create_with_options", "zex_module_memory_checks", "zex_forget_memory_bounds",
+             "zex_kernel_hidden_argument_count"}
 
 
 def package_dir():

@@ -1,6 +1,8 @@
 // The C API's objects (<zex/zex.h>): contexts and devices, modules and kernels, streams, events, and
 // raw handles for interop, each entry point guarded at the boundary (boundary.hpp).
 #include "c_api/boundary.hpp"
+#include <cstdio>
+#include <string>
 
 using namespace zex_c;
 
@@ -141,6 +143,39 @@ zex_result_t zex_module_create(zex_device_t device, const void* spirv, size_t si
   });
 }
 
+zex_result_t zex_module_create_with_options(zex_device_t device, const void* spirv, size_t size, uint32_t flags,
+                                            zex_module_t* out) {
+  ZEX_REQUIRE(out);
+  *out = nullptr;
+  ZEX_REQUIRE(device);
+  ZEX_REQUIRE(spirv);
+  return guard([&] {
+    if (flags & ~ZEX_MODULE_CHECK_MEMORY)
+      throw zex::InvalidArgument("zex_module_create_with_options: flags 0x" + [&] {
+        char b[16];
+        std::snprintf(b, sizeof b, "%x", flags);
+        return std::string(b);
+      }() + " has bits this libzex does not know; pass 0 or ZEX_MODULE_CHECK_MEMORY");
+    zex::ModuleOptions o;
+    o.check_memory = (flags & ZEX_MODULE_CHECK_MEMORY) != 0;
+    *out = new zex_module_s{zex::Module(device->dev, spirv, size, o), {}, {}};
+    return ZEX_SUCCESS;
+  });
+}
+
+zex_result_t zex_module_memory_checks(zex_module_t module, zex_memory_checks_t* out) {
+  ZEX_REQUIRE(out);
+  *out = zex_memory_checks_t{};
+  ZEX_REQUIRE(module);
+  return guard([&] {
+    const zex::MemoryCheckCounts& c = module->mod.memory_checks();
+    *out = zex_memory_checks_t{c.enabled ? 1 : 0, c.checked, c.loaded, c.from_integer, c.untraced, c.local};
+    return ZEX_SUCCESS;
+  });
+}
+
+void zex_forget_memory_bounds(void) { zex::forget_memory_bounds(); }
+
 void zex_module_destroy(zex_module_t module) { delete module; }
 
 zex_result_t zex_module_build_log(zex_module_t module, const char** out) {
@@ -174,6 +209,16 @@ zex_result_t zex_kernel_create(zex_module_t module, const char* name, zex_kernel
 }
 
 void zex_kernel_destroy(zex_kernel_t kernel) { delete kernel; }
+
+zex_result_t zex_kernel_hidden_argument_count(zex_kernel_t kernel, uint32_t* out) {
+  ZEX_REQUIRE(out);
+  *out = 0;
+  ZEX_REQUIRE(kernel);
+  return guard([&] {
+    *out = kernel->k.hidden_argument_count();
+    return ZEX_SUCCESS;
+  });
+}
 
 // ---- streams ---------------------------------------------------------------------------------------------
 

@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
   test_stream_execute(&e);
   test_stop_on_throw(&e);
   test_graph_update(&e);
+  test_memory_checks(&e);
   zex_context_free(e.ctx, e.a);
   zex_context_free(e.ctx, e.b);
   zex_context_free(e.ctx, e.c);

@@ -102,4 +102,7 @@ void test_stream_execute(Env* e);
 void test_stop_on_throw(Env* e);
 void test_graph_update(Env* e);
 
+/* c_api_memory.c */
+void test_memory_checks(Env* e);
+
 #endif
