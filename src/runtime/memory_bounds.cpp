@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace zex {
 
@@ -30,6 +31,13 @@ void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, const ui
         size_t size = 0;
         const ze_result_t r =
             zeMemGetAddressRange(ks.module->context(), reinterpret_cast<const void*>(static_cast<uintptr_t>(p)), &start, &size);
+        // ZE_RESULT_ERROR_UNKNOWN is NEO's (and zex-cpu's) answer for an address no allocation holds;
+        // anything else (out of memory, an injected fault) fails the launch before its append.
+        if (r != ZE_RESULT_SUCCESS && r != ZE_RESULT_ERROR_UNKNOWN)
+          check(r, "zeMemGetAddressRange",
+                ("looking up the allocation of argument " + std::to_string(b.arg) + " of kernel '" + *ks.name +
+                 "' for its memory checks")
+                    .c_str());
         if (r == ZE_RESULT_SUCCESS && start != nullptr) {
           base = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(start));
           end = base + size;

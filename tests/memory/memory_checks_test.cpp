@@ -333,6 +333,33 @@ TEST_P(Builds, LaunchArgsPassesTheBounds) {
   EXPECT_EQ(e.values(), (std::vector<uint64_t>{124, 124}));
 }
 
+// A failed lookup (not "no allocation here") fails the launch with the call named; nothing is appended
+// and the next launch works (CTest zex_memory_checks_fault: ZEX_CPU_FAIL fails the first lookup).
+TEST(MemoryChecksFault, AFailedLookupFailsTheLaunchAndLosesNothing) {
+  const char* f = std::getenv("ZEX_CPU_FAIL");
+  if (!f || std::string(f).find("zeMemGetAddressRange") == std::string::npos)
+    GTEST_SKIP() << "runs in CTest zex_memory_checks_fault (ZEX_CPU_FAIL=zeMemGetAddressRange:1:...)";
+  zex::ModuleOptions o;
+  o.check_memory = true;
+  zex::Module m(env().dev, spirv("O2"), o);
+  zex::Kernel k = m.kernel("copy2");
+  zex::Stream s(env().dev);
+  Buffer<int> src(8), dst(8);
+  try {
+    s.launch(k, grid(8), src.get(), dst.get(), 8u);
+    FAIL() << "the injected failure must fail the launch";
+  } catch (const zex::ZeError& e) {
+    EXPECT_EQ(e.result(), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
+    EXPECT_NE(std::string(e.what()).find("zeMemGetAddressRange"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("memory checks"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(s.synchronize());
+  for (int i = 0; i < 8; ++i) src[i] = i + 1;
+  s.launch(k, grid(8), src.get(), dst.get(), 8u);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(dst[7], 8);
+}
+
 TEST(MemoryChecks, ZexCheckMemoryTurnsThemOnAndAGarbageValueIsRefused) {
   {
     ScopedEnv on("ZEX_CHECK_MEMORY", "1");
