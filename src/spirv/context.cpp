@@ -151,5 +151,76 @@ std::map<uint32_t, std::string> imported_functions(const Module& m) {
   return out;
 }
 
+namespace {
+bool bytes_at(IRContext& ctx, uint32_t id, std::string* out, int depth);
+bool string_at(IRContext& ctx, uint32_t id, std::string* out, int depth);
+}  // namespace
+
+bool constant_u32(IRContext& ctx, uint32_t id, uint32_t* v) {
+  const Instruction* c = ctx.def(id);
+  if (!c || c->opcode != spv::OpConstant || c->size() != 4) return false;
+  *v = c->word(3);
+  return true;
+}
+namespace {
+bool string_at(IRContext& ctx, uint32_t id, std::string* out, int depth) {
+  const Instruction* i = ctx.def(id);
+  if (!i || depth > 8) return false;
+  switch (i->opcode) {
+    case spv::OpAccessChain: case spv::OpInBoundsAccessChain: case spv::OpPtrAccessChain:
+    case spv::OpInBoundsPtrAccessChain:
+      for (size_t k = 4; k < i->size(); ++k) {
+        uint32_t v = 1;
+        if (!constant_u32(ctx, i->word(k), &v)) {
+          const Instruction* c = ctx.def(i->word(k));
+          if (!c || !(c->opcode == spv::OpConstantNull || (c->opcode == spv::OpConstant && c->size() == 5 &&
+                                                         c->word(3) == 0 && c->word(4) == 0)))
+            return false;
+          v = 0;
+        }
+        if (v != 0) return false;
+      }
+      return string_at(ctx, i->word(3), out, depth + 1);
+    case spv::OpBitcast: case spv::OpPtrCastToGeneric: case spv::OpCopyObject:
+      return string_at(ctx, i->word(3), out, depth + 1);
+    case spv::OpSpecConstantOp:
+      if (i->word(3) == spv::OpInBoundsPtrAccessChain || i->word(3) == spv::OpPtrAccessChain ||
+          i->word(3) == spv::OpAccessChain || i->word(3) == spv::OpInBoundsAccessChain || i->word(3) == spv::OpBitcast ||
+          i->word(3) == spv::OpPtrCastToGeneric)
+        return string_at(ctx, i->word(4), out, depth + 1);
+      return false;
+    case spv::OpVariable:
+      return i->size() >= 5 && bytes_at(ctx, i->word(4), out, depth + 1);
+    default:
+      return false;
+  }
+}
+bool bytes_at(IRContext& ctx, uint32_t id, std::string* out, int depth) {
+  const Instruction* c = ctx.def(id);
+  if (!c || depth > 8) return false;
+  if (c->opcode == spv::OpConstantNull) {
+    out->clear();
+    return true;
+  }
+  if (c->opcode != spv::OpConstantComposite) return false;
+  const Instruction* first = c->size() > 3 ? ctx.def(c->word(3)) : nullptr;
+  if (first && first->opcode == spv::OpConstantComposite && c->size() == 4) return bytes_at(ctx, c->word(3), out, depth + 1);
+  std::string s;
+  for (size_t k = 3; k < c->size(); ++k) {
+    const Instruction* b = ctx.def(c->word(k));
+    uint32_t v = 0;
+    if (b && b->opcode == spv::OpConstantNull) v = 0;
+    else if (!constant_u32(ctx, c->word(k), &v)) return false;
+    if ((v & 0xff) == 0) break;
+    s += static_cast<char>(v & 0xff);
+  }
+  *out = std::move(s);
+  return true;
+}
+
+}  // namespace
+
+bool constant_string(IRContext& ctx, uint32_t id, std::string* out) { return string_at(ctx, id, out, 0); }
+
 }  // namespace passes
 }  // namespace zex

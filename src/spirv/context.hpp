@@ -89,6 +89,13 @@ class IRContext {
   std::unique_ptr<Analyses> a_;
 };
 
+/// The value of `id` if it is a 32-bit OpConstant.
+bool constant_u32(IRContext& ctx, uint32_t id, uint32_t* v);
+/// The bytes (up to the first NUL) of the constant string whose address `id` is, through access chains
+/// of zero indices, casts and their OpSpecConstantOp forms, to a variable with a constant initializer;
+/// false if it cannot follow it (zex_throw's strings, an assert's expression).
+bool constant_string(IRContext& ctx, uint32_t id, std::string* out);
+
 /// Runs `pass` (Status(IRContext&)) on `m` through a context of its own: for a caller with a Module
 /// (the tests, the word-level conveniences). Returns true if it changed the module.
 template <class Pass>

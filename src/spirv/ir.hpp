@@ -102,6 +102,21 @@ bool is_annotation(const Instruction& i);
 /// refer to module-level ids only), not DebugValue/DebugDeclare (they refer to local values).
 bool is_line_or_scope(const Instruction& i);
 
+/// zex_state_t as a kernel parameter's type: a struct of three 64-bit integers, by value, or (as
+/// llvm-spirv writes a by-value aggregate) a Function-storage pointer to one. `def(id)` gives the
+/// instruction defining id, or null (a definition map, an IRContext).
+template <class Def>
+bool is_zex_state_type(const Def& def, uint32_t type) {
+  const Instruction* t = def(type);
+  if (t && t->opcode == spv::OpTypePointer && t->word(2) == spv::StorageClassFunction) t = def(t->word(3));
+  if (!t || t->opcode != spv::OpTypeStruct || t->size() != 5) return false;
+  for (size_t k = 2; k < 5; ++k) {
+    const Instruction* m = def(t->word(k));
+    if (!m || m->opcode != spv::OpTypeInt || m->word(2) != 64) return false;
+  }
+  return true;
+}
+
 /// Block terminators (OpBranch, OpBranchConditional, OpSwitch, OpReturn[Value], OpUnreachable, OpKill).
 bool is_terminator(uint16_t opcode);
 /// The labels a terminator branches to (none for returns).

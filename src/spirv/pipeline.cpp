@@ -294,8 +294,22 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
   // The memory checks (passes/memory_checks.cpp) were asked for: every attempt below has them, and a
   // module the pass declines is refused with the pass's reason (the user asked for checks; a module
   // linked without them would look checked and be silent).
+  // A module that imports __assert_fail or __devicelib_assert_fail (AdaptiveCpp's and DPC++'s assert)
+  // gets zex's definition without check_memory too: each call becomes a throw of "AssertionError"
+  // (nothing else defines them: the driver would refuse the module, or abort in the assert).
   auto instrument = [&](passes::IRContext& ctx) {
-    if (!memory) return;
+    if (!memory) {
+      if (!passes::imports_assert(ctx)) return;
+      try {
+        ctx.record(passes::add_memory_checks(ctx, nullptr, nullptr, passes::CheckOptions{false, true}));
+      } catch (const std::bad_alloc&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw zex::InvalidArgument(std::string("zex::Module: the module calls __assert_fail or __devicelib_assert_fail, "
+                                               "and zex cannot make its asserts throw (") + e.what() + ")");
+      }
+      return;
+    }
     std::vector<passes::KernelMemoryChecks> kernels;
     passes::MemoryCheckCounts counts;
     try {

@@ -55,7 +55,10 @@ std::map<std::string, uint32_t> linkage_count(const Module& m, uint32_t type) {
 std::vector<std::string> test_modules() {
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(ZEX_PASSES_KERNELS))
-    if (e.path().extension() == ".spv") names.push_back(e.path().stem().string());
+    // asserts_*: they import __assert_fail, which the assert rewrite (link_module's, before this link)
+    // defines: passes_memory_test.cpp links them.
+    if (e.path().extension() == ".spv" && e.path().stem().string().rfind("asserts_", 0) != 0)
+      names.push_back(e.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -20,6 +20,7 @@ namespace {
 using passes_test::kernel;
 using zex::passes::IRContext;
 using zex::passes::KernelMemoryChecks;
+using zex::passes::MemoryCheckCounts;
 using zex::passes::KernelMemoryAccesses;
 using zex::passes::MemoryAccessReport;
 
@@ -91,6 +92,7 @@ TEST(MemoryAccessesEverywhere, NeverThrowsNorWrites) {
 // access, a valid module, and, through zex's whole link (numbering, strings, merge, validation), one
 // numbered OutOfBoundsAccess site per checked access naming the argument, with lines under -g.
 class MemoryChecks : public testing::TestWithParam<const char*> {};
+class AssertThrows : public testing::TestWithParam<const char*> {};
 
 std::map<std::string, KernelMemoryChecks> checks_by_name(const std::vector<KernelMemoryChecks>& v) {
   std::map<std::string, KernelMemoryChecks> m;
@@ -153,6 +155,44 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
 
 INSTANTIATE_TEST_SUITE_P(Builds, MemoryChecks, testing::Values("memory_shapes_O2", "memory_shapes_O0", "memory_shapes_O0g"),
                          [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param).substr(14); });
+
+// Asserts alone (what every link of a module importing __assert_fail runs): each call a throw, the
+// imports defined, only the kernels that reach one given a state; the link numbers the sites.
+TEST_P(AssertThrows, EachCallBecomesANumberedAssertionError) {
+  const std::vector<uint32_t> words = kernel(GetParam());
+  IRContext ctx = IRContext::from_words(words);
+  EXPECT_TRUE(zex::passes::imports_assert(ctx));
+  std::vector<KernelMemoryChecks> kernels;
+  MemoryCheckCounts counts;
+  ASSERT_EQ(zex::passes::add_memory_checks(ctx, &kernels, &counts, zex::passes::CheckOptions{false, true}),
+            zex::passes::Status::Changed);
+  EXPECT_EQ(counts.checked, 0u) << "no memory checks were asked for";
+  auto k = checks_by_name(kernels);
+  EXPECT_TRUE(k["bounded"].state_added);
+  EXPECT_TRUE(k["divide"].state_added) << "its helper asserts";
+  EXPECT_FALSE(k["plain"].state_added) << "reaches no assert";
+  for (const auto& e : k) EXPECT_TRUE(e.second.bounded.empty()) << e.first;
+  const std::vector<uint32_t> out = ctx.words();
+  EXPECT_EQ(passes_test::count_calls(out, "__assert_fail"), 0u);
+  EXPECT_EQ(passes_test::count_calls(out, "__devicelib_assert_fail"), 0u);
+  EXPECT_TRUE(zex::passes::imported_functions(zex::passes::parse(out)).size() >= 1u) << "zex_throw";
+  for (const auto& i : zex::passes::imported_functions(zex::passes::parse(out)))
+    EXPECT_EQ(i.second.find("assert"), std::string::npos) << i.second << " is still imported";
+  EXPECT_EQ(zex::passes::kernels_without_state(zex::passes::parse(out)), std::vector<std::string>{"plain"});
+
+  zex::detail::LinkedModule linked;
+  ASSERT_NO_THROW(linked = zex::detail::link_module(words)) << "the link runs the assert rewrite itself";
+  std::map<std::string, std::string> function_of;  // reason -> frame function
+  for (const auto& site : linked.sites)
+    if (site.name == "AssertionError" && !site.frames.empty()) function_of[site.reason] = site.frames[0].function;
+  EXPECT_EQ(function_of["i < n"], "bounded");
+  EXPECT_EQ(function_of["b != 0"], "checked_div");
+  EXPECT_EQ(function_of["x >= 0"], "void sycl_kernel(int *)");
+  EXPECT_EQ(function_of["in[i] != 7"], "before_barrier");
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, AssertThrows, testing::Values("asserts_O2", "asserts_O0g"),
+                         [](const testing::TestParamInfo<const char*>& i) { return std::string(i.param).substr(8); });
 
 // On every other test module: it declines cleanly or makes a module that links and validates.
 TEST(MemoryChecksEverywhere, DeclinesOrLinks) {

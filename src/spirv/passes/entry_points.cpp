@@ -23,21 +23,13 @@ std::vector<std::string> kernel_names(const Module& m) {
 namespace {
 
 
-// zex_state_t as a kernel parameter: a struct of three 64-bit integers, by value, or (as llvm-spirv
-// writes a by-value aggregate) a Function-storage pointer to one.
 bool is_state_type(const std::map<uint32_t, const Instruction*>& defs, uint32_t type) {
-  auto def = [&](uint32_t id) -> const Instruction* {
-    auto it = defs.find(id);
-    return it == defs.end() ? nullptr : it->second;
-  };
-  const Instruction* t = def(type);
-  if (t && t->opcode == spv::OpTypePointer && t->word(2) == spv::StorageClassFunction) t = def(t->word(3));
-  if (!t || t->opcode != spv::OpTypeStruct || t->size() != 5) return false;
-  for (size_t k = 2; k < 5; ++k) {
-    const Instruction* m = def(t->word(k));
-    if (!m || m->opcode != spv::OpTypeInt || m->word(2) != 64) return false;
-  }
-  return true;
+  return is_zex_state_type(
+      [&](uint32_t id) -> const Instruction* {
+        auto it = defs.find(id);
+        return it == defs.end() ? nullptr : it->second;
+      },
+      type);
 }
 
 }  // namespace

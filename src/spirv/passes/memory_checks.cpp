@@ -82,7 +82,7 @@ struct Fn {
 
 class Checker {
  public:
-  explicit Checker(IRContext& ctx) : ctx_(ctx), m_(ctx.module()), next_(m_.header[3]) {}
+  Checker(IRContext& ctx, const CheckOptions& options) : ctx_(ctx), m_(ctx.module()), next_(m_.header[3]), options_(options) {}
 
   bool run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* counts);
 
@@ -94,14 +94,7 @@ class Checker {
     return t && t->opcode == spv::OpTypePointer ? t->word(2) : ~0u;
   }
   bool is_state_type(uint32_t type) {
-    const Instruction* t = def(type);
-    if (t && t->opcode == spv::OpTypePointer && t->word(2) == spv::StorageClassFunction) t = def(t->word(3));
-    if (!t || t->opcode != spv::OpTypeStruct || t->size() != 5) return false;
-    for (size_t k = 2; k < 5; ++k) {
-      const Instruction* mt = def(t->word(k));
-      if (!mt || mt->opcode != spv::OpTypeInt || mt->word(2) != 64) return false;
-    }
-    return true;
+    return is_zex_state_type([this](uint32_t id) { return def(id); }, type);
   }
   bool eligible(const Fn& f, uint32_t p) {
     if (p >= f.user_params) return false;
@@ -154,11 +147,19 @@ class Checker {
     std::sort(kernels.begin(), kernels.end(), [](const Fn* a, const Fn* b) { return a->first < b->first; });
     for (const Fn* f : kernels)
       out->push_back(KernelMemoryChecks{f->kernel, f->user_params, std::vector<uint32_t>(f->bounded.begin(), f->bounded.end()),
-                                        !f->has_state});
+                                        f->needs_state && !f->has_state});
   }
   void rewrite(Fn& f, Insts* out);
   void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, Insts* out, Insts* cold,
              uint32_t* block_label);
+  // A zex_throw at `at` (its lines and debug scope, or `line_in_effect`), then the function's return.
+  struct Throw {
+    std::string name, reason, function, file;
+    uint32_t line = 0;  // 0: the line of `at`'s annotations, when it has one
+    uint32_t value_count = 0, value_kind = ZEX_VALUES_PLAIN, v0 = 0, v1 = 0;  // v0, v1: ulong ids (0: zero)
+  };
+  void throw_and_return(const Fn& f, const Instruction& at, const Instruction* line_in_effect, Throw t, Insts* out);
+  void assertion(Fn& f, const Instruction& call, const Instruction* line, Insts* out, uint32_t* block_label);
 
   IRContext& ctx_;
   Module& m_;
@@ -171,6 +172,9 @@ class Checker {
   std::map<std::string, uint32_t> strings_;
   uint32_t zex_throw_ = 0, state_pointer_ = 0;
   std::set<uint32_t> capabilities_;
+  CheckOptions options_;
+  std::set<uint32_t> assert_fns_;                      // the imports of __assert_fail, __devicelib_assert_fail
+  std::map<uint32_t, std::set<size_t>> assert_calls_;  // function -> its calls of them (instruction indices)
 };
 
 uint64_t Checker::bytes_of(uint32_t type, int depth) {
@@ -324,13 +328,26 @@ void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in
   const bool read = access.opcode == spv::OpLoad || access.opcode == spv::OpAtomicLoad;
   const bool write = access.opcode == spv::OpStore || access.opcode == spv::OpAtomicStore;
   const std::string what = read ? "read of " : write ? "write of " : "atomic update of ";
+  cold->push_back(make_instruction(spv::OpLabel, 0, thrown, {}));
+  Throw t;
+  t.name = "OutOfBoundsAccess";
+  t.reason = what + param_name(f, param);
+  t.function = function_name(f);
+  t.value_count = 2;
+  t.value_kind = ZEX_VALUES_MEMORY;
+  t.v0 = off;
+  t.v1 = size;
+  throw_and_return(f, access, line_in_effect, std::move(t), cold);
+}
+
+void Checker::throw_and_return(const Fn& f, const Instruction& at, const Instruction* line_in_effect, Throw t, Insts* out) {
   std::string file;
   uint32_t line = 0;
   Instruction call = make_instruction(spv::OpFunctionCall, void_type(), fresh(), {});
   // llvm-spirv writes an OpLine only where the line changes: the access's line is the one in effect.
-  const bool own_line = std::any_of(access.annotations.begin(), access.annotations.end(),
+  const bool own_line = std::any_of(at.annotations.begin(), at.annotations.end(),
                                     [](const Instruction& a) { return a.opcode == spv::OpLine; });
-  std::vector<Instruction> annotations = access.annotations;
+  std::vector<Instruction> annotations = at.annotations;
   if (!own_line && line_in_effect) annotations.insert(annotations.begin(), *line_in_effect);
   for (const Instruction& a : annotations) {
     if (!is_line_or_scope(a)) continue;
@@ -348,23 +365,41 @@ void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in
       line = a.word(2);
     }
   }
+  if (t.line) line = t.line, file = t.file;
   const uint32_t cstr = pointer(spv::StorageClassUniformConstant, type_int(8));
   const uint32_t zero = ulong_constant(0);
-  cold->push_back(make_instruction(spv::OpLabel, 0, thrown, {}));
   std::vector<uint32_t> strs;
-  for (const std::string& s : {std::string("OutOfBoundsAccess"), what + param_name(f, param), function_name(f), file}) {
+  for (const std::string& s : {t.name, t.reason, t.function, file}) {
     strs.push_back(fresh());
-    cold->push_back(make_instruction(spv::OpInBoundsPtrAccessChain, cstr, strs.back(), {string(s), zero, zero}));
+    out->push_back(make_instruction(spv::OpInBoundsPtrAccessChain, cstr, strs.back(), {string(s), zero, zero}));
   }
-  for (uint32_t id : {zex_throw(), f.state, strs[0], strs[1], uint_constant(2), uint_constant(ZEX_VALUES_MEMORY), off, size,
-                      strs[2], strs[3], uint_constant(line)})
+  for (uint32_t id : {zex_throw(), f.state, strs[0], strs[1], uint_constant(t.value_count), uint_constant(t.value_kind),
+                      t.v0 ? t.v0 : zero, t.v1 ? t.v1 : zero, strs[2], strs[3], uint_constant(line)})
     add_operand(call, id, SPV_OPERAND_TYPE_ID);
-  cold->push_back(call);
+  out->push_back(call);
   const Instruction* fn = def(f.id);
   const uint32_t ret = fn ? fn->type_id : 0;
   const Instruction* rt = def(ret);
-  if (rt && rt->opcode == spv::OpTypeVoid) cold->push_back(make_instruction(spv::OpReturn, 0, 0, {}));
-  else cold->push_back(make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)}));
+  if (rt && rt->opcode == spv::OpTypeVoid) out->push_back(make_instruction(spv::OpReturn, 0, 0, {}));
+  else out->push_back(make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)}));
+}
+
+// A call of __assert_fail(expr, file, line, func) or __devicelib_assert_fail(expr, file, line, func,
+// gid0, gid1, gid2, lid0, lid1, lid2) becomes a zex_throw of "AssertionError" with the expression as its
+// reason and a frame of the function, file and line the call names (zex records the work-item itself),
+// then a return; what followed the call (unreachable: both never return) starts a block of its own.
+void Checker::assertion(Fn& f, const Instruction& call, const Instruction* line_in_effect, Insts* out, uint32_t* block_label) {
+  Throw t;
+  t.name = "AssertionError";
+  auto arg = [&](size_t k) { return 4 + k < call.size() ? call.word(4 + k) : 0u; };
+  if (!arg(0) || !constant_string(ctx_, arg(0), &t.reason) || t.reason.empty()) t.reason = "assertion failed";
+  if (!arg(3) || !constant_string(ctx_, arg(3), &t.function) || t.function.empty()) t.function = function_name(f);
+  uint32_t line = 0;
+  if (arg(1) && arg(2) && constant_string(ctx_, arg(1), &t.file) && constant_u32(ctx_, arg(2), &line) && line) t.line = line;
+  throw_and_return(f, call, line_in_effect, std::move(t), out);
+  const uint32_t rest = fresh();
+  out->push_back(make_instruction(spv::OpLabel, 0, rest, {}));
+  *block_label = rest;
 }
 
 void Checker::rewrite(Fn& f, Insts* out) {
@@ -444,6 +479,10 @@ void Checker::rewrite(Fn& f, Insts* out) {
       sizes_done = true;
     }
     if (is_terminator(in.opcode)) entry_block = false;
+    if (assert_calls_.count(f.id) && assert_calls_[f.id].count(i)) {
+      assertion(f, in, line, &body, &label);
+      continue;
+    }
     auto c = checked_at.find(i);
     if (c != checked_at.end()) check(f, in, line, c->second, &body, &cold, &label);
     auto call = calls.find(i);
@@ -502,6 +541,16 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     f.user_params = static_cast<uint32_t>(f.params.size()) - (f.has_state ? 1 : 0);
     fns_[f.id] = f;
   }
+  if (options_.asserts)
+    for (const auto& i : ctx_.imports())
+      if (i.second == "__assert_fail" || i.second == "__devicelib_assert_fail") {
+        const size_t at = ctx_.def_index(i.first);
+        if (at != IRContext::npos && m_.insts[at].opcode == spv::OpFunction) assert_fns_.insert(i.first);
+      }
+  if (!assert_fns_.empty())
+    for (const auto& e : fns_)
+      for (size_t k = e.second.first; k < e.second.last; ++k)
+        if (m_.insts[k].opcode == spv::OpFunctionCall && assert_fns_.count(m_.insts[k].word(3))) assert_calls_[e.first].insert(k);
   // A helper whose last parameter is its callers' zex_state_t (every call passes the caller's own: a
   // kernel's body behind llvm-spirv's entry-point wrapper, a helper of zex code) throws with it; any
   // other helper (one called from nowhere too) gets the state as a hidden parameter.
@@ -529,7 +578,7 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     }
   }
   // Which parameters need bounds: those an access goes through, and those passed on to a callee's.
-  for (bool grew = true; grew;) {
+  for (bool grew = options_.memory; grew;) {
     grew = false;
     for (auto& e : fns_) {
       Fn& f = e.second;
@@ -551,7 +600,7 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     grew = false;
     for (auto& e : fns_) {
       Fn& f = e.second;
-      bool needs = f.entry || !f.bounded.empty();
+      bool needs = (options_.memory && f.entry) || !f.bounded.empty() || assert_calls_.count(f.id);
       for (const memory::Call& c : accesses_[f.id].calls) {
         auto g = fns_.find(c.callee);
         needs = needs || (g != fns_.end() && g->second.needs_state);
@@ -583,7 +632,7 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     body.bounded = w.bounded;
     body.needs_state = body.needs_state || w.needs_state;
   }
-  if (counts) {
+  if (counts && options_.memory) {
     *counts = MemoryCheckCounts{};
     for (const auto& e : fns_) {
       const memory::FunctionAccesses& fa = accesses_[e.first];
@@ -614,7 +663,9 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
       zex_throw_ = i.first;
     }
   bool any = false;
-  for (const auto& e : fns_) any = any || (e.second.entry && !e.second.has_state) || !e.second.bounded.empty();
+  for (const auto& e : fns_)
+    any = any || (e.second.needs_state && e.second.entry && !e.second.has_state) || !e.second.bounded.empty();
+  any = any || !assert_calls_.empty();
   if (!any) {
     report(out);
     return false;
@@ -622,6 +673,11 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
 
   // Write.
   capabilities_.insert(spv::CapabilityInt64);
+  for (uint32_t a : assert_fns_) {  // the empty bodies' return values, made before the globals are placed
+    const Instruction* fn = def(a);
+    const Instruction* rt = fn ? def(fn->type_id) : nullptr;
+    if (rt && rt->opcode != spv::OpTypeVoid) undef(fn->type_id);
+  }
   std::map<size_t, Insts> bodies;  // first instruction index -> the function's new instructions
   for (auto& e : fns_) {
     Fn& f = e.second;
@@ -666,6 +722,24 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
       result.insert(result.end(), declarations_.begin(), declarations_.end());
     }
     if (k == m_.insts.size()) break;
+    if (assert_fns_.count(m_.insts[k].result_id) && m_.insts[k].opcode == spv::OpFunction) {
+      // The import nobody calls now gets an empty body (its debug information may name it), not a
+      // definition from elsewhere: the driver would otherwise have to resolve it.
+      const uint32_t ret = m_.insts[k].type_id;
+      const Instruction* rt = def(ret);
+      const bool void_return = rt && rt->opcode == spv::OpTypeVoid;
+      size_t e = k;
+      while (e < m_.insts.size() && m_.insts[e].opcode != spv::OpFunctionEnd) result.push_back(std::move(m_.insts[e++]));
+      result.push_back(make_instruction(spv::OpLabel, 0, fresh(), {}));
+      if (void_return) result.push_back(make_instruction(spv::OpReturn, 0, 0, {}));
+      else result.push_back(make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)}));
+      if (e < m_.insts.size()) result.push_back(std::move(m_.insts[e]));
+      k = e;
+      continue;
+    }
+    if (m_.insts[k].opcode == spv::OpDecorate && m_.insts[k].size() >= 5 &&
+        m_.insts[k].word(2) == spv::DecorationLinkageAttributes && assert_fns_.count(m_.insts[k].word(1)))
+      continue;
     auto b = bodies.find(k);
     if (b != bodies.end()) {
       result.insert(result.end(), b->second.begin(), b->second.end());
@@ -682,11 +756,18 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
 
 }  // namespace
 
-Status add_memory_checks(IRContext& ctx, std::vector<KernelMemoryChecks>* kernels, MemoryCheckCounts* counts) {
+Status add_memory_checks(IRContext& ctx, std::vector<KernelMemoryChecks>* kernels, MemoryCheckCounts* counts,
+                         const CheckOptions& options) {
   if (kernels) kernels->clear();
   if (counts) *counts = MemoryCheckCounts{};
-  Checker c(ctx);
+  Checker c(ctx, options);
   return changed_if(c.run(kernels, counts));
+}
+
+bool imports_assert(IRContext& ctx) {
+  for (const auto& i : ctx.imports())
+    if (i.second == "__assert_fail" || i.second == "__devicelib_assert_fail") return true;
+  return false;
 }
 
 }  // namespace passes

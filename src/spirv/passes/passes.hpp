@@ -100,12 +100,25 @@ struct MemoryCheckCounts {
   size_t untraced = 0;      // unchecked: any other derivation (several parameters, a helper's caller unknown)
   size_t local = 0;         // __local accesses, not checked (the second step)
 };
+/// What add_memory_checks adds: bounds checks (`memory`), and the kernels' own assertions (`asserts`:
+/// every call of an imported __assert_fail or __devicelib_assert_fail becomes a zex_throw of
+/// "AssertionError"; a module that asks for neither check, only for its asserts, keeps every kernel that
+/// reaches no assert as it was).
+struct CheckOptions {
+  bool memory = true;
+  bool asserts = true;
+};
+/// The imports add_memory_checks turns into throws (CheckOptions::asserts).
+bool imports_assert(IRContext& ctx);
+
 /// Bounds checks before every global access that traces to a kernel's pointer parameter, each failing
-/// into a zex_throw of "OutOfBoundsAccess" (memory_checks.cpp); every kernel gets a zex_state_t last.
-/// `kernels` (if given) receives each kernel's parameters, in module order; `counts` (if given) what was
-/// checked. Returns Status::Changed if it changed the module.
+/// into a zex_throw of "OutOfBoundsAccess" (memory_checks.cpp); every kernel gets a zex_state_t last
+/// (with `options.memory`; else only those that reach an assert). `kernels` (if given) receives each
+/// kernel's parameters, in module order; `counts` (if given) what was checked. Returns Status::Changed if
+/// it changed the module.
 /// @throws std::invalid_argument (module unchanged) for a shape it does not handle.
-Status add_memory_checks(IRContext& ctx, std::vector<KernelMemoryChecks>* kernels, MemoryCheckCounts* counts = nullptr);
+Status add_memory_checks(IRContext& ctx, std::vector<KernelMemoryChecks>* kernels, MemoryCheckCounts* counts = nullptr,
+                         const CheckOptions& options = {});
 
 /// One variable per (built-in, type) after linking, every use redirected to it (builtins.cpp).
 /// Returns Status::Changed if it changed the module.

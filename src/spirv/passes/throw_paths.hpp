@@ -106,8 +106,7 @@ class SiteReader {
 
  private:
   bool constant_u32(uint32_t id, uint32_t* v) const;
-  bool string_of(uint32_t id, std::string* out, int depth = 0) const;
-  bool bytes_of(uint32_t id, std::string* out, int depth) const;
+  bool string_of(uint32_t id, std::string* out) const;
   bool op_string(uint32_t id, std::string* out) const;  // an OpString's text (false: not one)
   bool has_name(uint32_t fn) const;
   std::string function_name(uint32_t fn) const;

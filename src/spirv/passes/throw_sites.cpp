@@ -23,67 +23,8 @@ bool SiteReader::op_string(uint32_t id, std::string* out) const {
 
 bool SiteReader::has_name(uint32_t fn) const { return renamed_.count(fn) || !ctx_.names(fn).empty(); }
 
-bool SiteReader::constant_u32(uint32_t id, uint32_t* v) const {
-  const Instruction* c = ctx_.def(id);
-  if (!c || c->opcode != spv::OpConstant || c->size() != 4) return false;
-  *v = c->word(3);
-  return true;
-}
-// The bytes of a constant string whose address `id` is (up to its first NUL), if the pass can follow it.
-bool SiteReader::string_of(uint32_t id, std::string* out, int depth) const {
-  const Instruction* i = ctx_.def(id);
-  if (!i || depth > 8) return false;
-  switch (i->opcode) {
-    case spv::OpAccessChain: case spv::OpInBoundsAccessChain: case spv::OpPtrAccessChain:
-    case spv::OpInBoundsPtrAccessChain:
-      for (size_t k = 4; k < i->size(); ++k) {
-        uint32_t v = 1;
-        if (!constant_u32(i->word(k), &v)) {
-          const Instruction* c = ctx_.def(i->word(k));
-          if (!c || !(c->opcode == spv::OpConstantNull || (c->opcode == spv::OpConstant && c->size() == 5 &&
-                                                         c->word(3) == 0 && c->word(4) == 0)))
-            return false;
-          v = 0;
-        }
-        if (v != 0) return false;
-      }
-      return string_of(i->word(3), out, depth + 1);
-    case spv::OpBitcast: case spv::OpPtrCastToGeneric: case spv::OpCopyObject:
-      return string_of(i->word(3), out, depth + 1);
-    case spv::OpSpecConstantOp:
-      if (i->word(3) == spv::OpInBoundsPtrAccessChain || i->word(3) == spv::OpPtrAccessChain ||
-          i->word(3) == spv::OpAccessChain || i->word(3) == spv::OpInBoundsAccessChain || i->word(3) == spv::OpBitcast ||
-          i->word(3) == spv::OpPtrCastToGeneric)
-        return string_of(i->word(4), out, depth + 1);
-      return false;
-    case spv::OpVariable:
-      return i->size() >= 5 && bytes_of(i->word(4), out, depth + 1);
-    default:
-      return false;
-  }
-}
-bool SiteReader::bytes_of(uint32_t id, std::string* out, int depth) const {
-  const Instruction* c = ctx_.def(id);
-  if (!c || depth > 8) return false;
-  if (c->opcode == spv::OpConstantNull) {
-    out->clear();
-    return true;
-  }
-  if (c->opcode != spv::OpConstantComposite) return false;
-  const Instruction* first = c->size() > 3 ? ctx_.def(c->word(3)) : nullptr;
-  if (first && first->opcode == spv::OpConstantComposite && c->size() == 4) return bytes_of(c->word(3), out, depth + 1);
-  std::string s;
-  for (size_t k = 3; k < c->size(); ++k) {
-    const Instruction* b = ctx_.def(c->word(k));
-    uint32_t v = 0;
-    if (b && b->opcode == spv::OpConstantNull) v = 0;
-    else if (!constant_u32(c->word(k), &v)) return false;
-    if ((v & 0xff) == 0) break;
-    s += static_cast<char>(v & 0xff);
-  }
-  *out = std::move(s);
-  return true;
-}
+bool SiteReader::constant_u32(uint32_t id, uint32_t* v) const { return passes::constant_u32(ctx_, id, v); }
+bool SiteReader::string_of(uint32_t id, std::string* out) const { return constant_string(ctx_, id, out); }
 
 std::string SiteReader::function_name(uint32_t fn) const {
   auto r = renamed_.find(fn);
