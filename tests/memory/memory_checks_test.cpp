@@ -4,6 +4,7 @@
 // allocation's size and (with -g) the line; in-bounds launches must give the unchecked module's results
 // bit for bit; a pointer loaded from memory is counted, not reported. Under ZEX_CPU_GUARD_PAGES=1 (CTest
 // zex_memory_checks_guard_pages) an access the check missed would kill the process.
+#include "shared_usm.hpp"
 #include "zex_fixture.hpp"
 
 #include <zex/zex.hpp>
@@ -37,29 +38,9 @@ bool guarded() {
   return g && std::string(g) == "1";
 }
 
-// Exactly n T of shared USM, aligned to T: under guard pages its end is flush against the guard.
 template <class T>
-class Buffer {
- public:
-  explicit Buffer(size_t n) : n_(n) {
-    ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
-    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-    void* p = nullptr;
-    zex::check(zeMemAllocShared(env().ctx.handle(), &dd, &hd, n * sizeof(T), sizeof(T), env().dev.handle(), &p),
-               "zeMemAllocShared");
-    p_ = static_cast<T*>(p);
-    std::memset(static_cast<void*>(p_), 0, n * sizeof(T));
-  }
-  ~Buffer() { zeMemFree(env().ctx.handle(), p_); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  T* get() const { return p_; }
-  T& operator[](size_t i) { return p_[i]; }
-  size_t bytes() const { return n_ * sizeof(T); }
-
- private:
-  T* p_ = nullptr;
-  size_t n_;
+struct Buffer : zex_test::SharedUsm<T> {
+  explicit Buffer(size_t n) : zex_test::SharedUsm<T>(env().ctx, env().dev, n) {}
 };
 
 uint32_t line_of(const std::string& marker) {
