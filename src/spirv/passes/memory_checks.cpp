@@ -39,6 +39,9 @@ namespace passes {
 
 namespace {
 
+// The imports add_memory_checks turns into throws: AdaptiveCpp's (and <assert.h>'s) and DPC++'s.
+bool is_assert_import(const std::string& name) { return name == "__assert_fail" || name == "__devicelib_assert_fail"; }
+
 using memory::Origin;
 using memory::Trace;
 using Insts = std::vector<Instruction>;
@@ -148,6 +151,12 @@ class Checker {
     for (const Fn* f : kernels)
       out->push_back(KernelMemoryChecks{f->kernel, f->user_params, std::vector<uint32_t>(f->bounded.begin(), f->bounded.end()),
                                         f->needs_state && !f->has_state});
+  }
+  // OpReturn, or OpReturnValue of an OpUndef, for a function returning `ret`.
+  Instruction return_of(uint32_t ret) {
+    const Instruction* rt = def(ret);
+    if (rt && rt->opcode == spv::OpTypeVoid) return make_instruction(spv::OpReturn, 0, 0, {});
+    return make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)});
   }
   void rewrite(Fn& f, Insts* out);
   void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, Insts* out, Insts* cold,
@@ -378,10 +387,7 @@ void Checker::throw_and_return(const Fn& f, const Instruction& at, const Instruc
     add_operand(call, id, SPV_OPERAND_TYPE_ID);
   out->push_back(call);
   const Instruction* fn = def(f.id);
-  const uint32_t ret = fn ? fn->type_id : 0;
-  const Instruction* rt = def(ret);
-  if (rt && rt->opcode == spv::OpTypeVoid) out->push_back(make_instruction(spv::OpReturn, 0, 0, {}));
-  else out->push_back(make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)}));
+  out->push_back(return_of(fn ? fn->type_id : 0));
 }
 
 // A call of __assert_fail(expr, file, line, func) or __devicelib_assert_fail(expr, file, line, func,
@@ -446,6 +452,8 @@ void Checker::rewrite(Fn& f, Insts* out) {
   out->push_back(fn);
   out->insert(out->end(), params.begin(), params.end());
 
+  auto found = assert_calls_.find(f.id);
+  const std::set<size_t>* asserts = found == assert_calls_.end() ? nullptr : &found->second;
   // The body: each check splits its block; phis of a split block's successors name its last part.
   size_t i = f.first + 1;
   while (i < f.last && m_.insts[i].opcode == spv::OpFunctionParameter) ++i;
@@ -479,7 +487,7 @@ void Checker::rewrite(Fn& f, Insts* out) {
       sizes_done = true;
     }
     if (is_terminator(in.opcode)) entry_block = false;
-    if (assert_calls_.count(f.id) && assert_calls_[f.id].count(i)) {
+    if (asserts && asserts->count(i)) {
       assertion(f, in, line, &body, &label);
       continue;
     }
@@ -543,7 +551,7 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
   }
   if (options_.asserts)
     for (const auto& i : ctx_.imports())
-      if (i.second == "__assert_fail" || i.second == "__devicelib_assert_fail") {
+      if (is_assert_import(i.second)) {
         const size_t at = ctx_.def_index(i.first);
         if (at != IRContext::npos && m_.insts[at].opcode == spv::OpFunction) assert_fns_.insert(i.first);
       }
@@ -673,11 +681,9 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
 
   // Write.
   capabilities_.insert(spv::CapabilityInt64);
-  for (uint32_t a : assert_fns_) {  // the empty bodies' return values, made before the globals are placed
-    const Instruction* fn = def(a);
-    const Instruction* rt = fn ? def(fn->type_id) : nullptr;
-    if (rt && rt->opcode != spv::OpTypeVoid) undef(fn->type_id);
-  }
+  std::map<uint32_t, Instruction> empty_return;  // assert import -> its empty body's return, made before
+  for (uint32_t a : assert_fns_)                 // the globals are placed (an OpUndef is one)
+    empty_return.emplace(a, return_of(def(a)->type_id));
   std::map<size_t, Insts> bodies;  // first instruction index -> the function's new instructions
   for (auto& e : fns_) {
     Fn& f = e.second;
@@ -725,14 +731,11 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     if (assert_fns_.count(m_.insts[k].result_id) && m_.insts[k].opcode == spv::OpFunction) {
       // The import nobody calls now gets an empty body (its debug information may name it), not a
       // definition from elsewhere: the driver would otherwise have to resolve it.
-      const uint32_t ret = m_.insts[k].type_id;
-      const Instruction* rt = def(ret);
-      const bool void_return = rt && rt->opcode == spv::OpTypeVoid;
+      const Instruction ret = empty_return.at(m_.insts[k].result_id);
       size_t e = k;
       while (e < m_.insts.size() && m_.insts[e].opcode != spv::OpFunctionEnd) result.push_back(std::move(m_.insts[e++]));
       result.push_back(make_instruction(spv::OpLabel, 0, fresh(), {}));
-      if (void_return) result.push_back(make_instruction(spv::OpReturn, 0, 0, {}));
-      else result.push_back(make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)}));
+      result.push_back(ret);
       if (e < m_.insts.size()) result.push_back(std::move(m_.insts[e]));
       k = e;
       continue;
@@ -766,7 +769,7 @@ Status add_memory_checks(IRContext& ctx, std::vector<KernelMemoryChecks>* kernel
 
 bool imports_assert(IRContext& ctx) {
   for (const auto& i : ctx.imports())
-    if (i.second == "__assert_fail" || i.second == "__devicelib_assert_fail") return true;
+    if (is_assert_import(i.second)) return true;
   return false;
 }
 
