@@ -298,28 +298,21 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
   // gets zex's definition without check_memory too: each call becomes a throw of "AssertionError"
   // (nothing else defines them: the driver would refuse the module, or abort in the assert).
   auto instrument = [&](passes::IRContext& ctx) {
-    if (!memory) {
-      if (!passes::imports_assert(ctx)) return;
-      try {
-        ctx.record(passes::add_memory_checks(ctx, nullptr, nullptr, passes::CheckOptions{false, true}));
-      } catch (const std::bad_alloc&) {
-        throw;
-      } catch (const std::exception& e) {
-        throw zex::InvalidArgument(std::string("zex::Module: the module calls __assert_fail or __devicelib_assert_fail, "
-                                               "and zex cannot make its asserts throw (") + e.what() + ")");
-      }
-      return;
-    }
+    if (!memory && !passes::imports_assert(ctx)) return;
     std::vector<passes::KernelMemoryChecks> kernels;
     passes::MemoryCheckCounts counts;
     try {
-      ctx.record(passes::add_memory_checks(ctx, &kernels, &counts));
+      ctx.record(passes::add_memory_checks(ctx, &kernels, &counts, passes::CheckOptions{memory != nullptr, true}));
     } catch (const std::bad_alloc&) {
       throw;
     } catch (const std::exception& e) {
+      if (!memory)
+        throw zex::InvalidArgument(std::string("zex::Module: the module calls __assert_fail or __devicelib_assert_fail, "
+                                               "and zex cannot make its asserts throw (") + e.what() + ")");
       throw zex::InvalidArgument(std::string("zex::Module: cannot add memory checks to this module (") + e.what() +
                                  "); build it without check_memory (and without ZEX_CHECK_MEMORY=1)");
     }
+    if (!memory) return;
     MemoryCheckInfo info;
     for (passes::KernelMemoryChecks& k : kernels)
       info.kernels.push_back(MemoryCheckedKernel{std::move(k.name), k.user_params, std::move(k.bounded)});
