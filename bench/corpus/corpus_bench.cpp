@@ -7,6 +7,8 @@
 // (a module zex refuses, a checked copy zex-cpu runs wrongly) are left out, and named.
 #include "corpus_runner.hpp"
 
+#include "cpu_timing.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -17,6 +19,11 @@
 #include <memory>
 
 namespace {
+
+using zex_bench_timing::Collector;
+using zex_bench_timing::median_of;
+using zex_bench_timing::min_of;
+using zex_bench_timing::process_cpu;
 
 constexpr uint32_t kScale = 16;  // PolyBench 320 x 320, Rodinia problems x 16 (the tests: 1)
 
@@ -74,13 +81,6 @@ void refill() {
 
 using Clock = std::chrono::steady_clock;
 
-// The whole process's CPU time (the driver's worker threads included), in seconds: the work a pass
-// costs, less sensitive than its wall time to how a shared machine schedules those threads.
-double process_cpu() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 void pass_unchecked(zex::Stream& s) {
   for (auto& e : g_env->entries) corpus::append_launch(s.handle(), e->raw->handle(), e->c, e->plain_args);
@@ -165,32 +165,7 @@ BENCHMARK(BM_Unchecked)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Checked)->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_One)->ArgsProduct({benchmark::CreateDenseRange(0, 20, 1), {0, 1}})->UseManualTime()->Unit(benchmark::kMillisecond);
 
-// Every repetition's time per pass, by benchmark name, for main()'s ratios.
-class Collector : public benchmark::ConsoleReporter {
- public:
-  Collector() : ConsoleReporter(OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& r : runs)
-      if (!r.error_occurred && r.run_type == Run::RT_Iteration) {
-        std::string name = r.run_name.str();
-        const std::string sfx = "/manual_time";
-        if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0)
-          name.resize(name.size() - sfx.size());
-        ms[name].push_back(r.GetAdjustedRealTime());
-        auto c = r.counters.find("proc_cpu_ms");
-        if (c != r.counters.end()) cpu_ms[name].push_back(c->second.value);
-      }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, std::vector<double>> ms, cpu_ms;
-};
 
-double min_of(std::vector<double> v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); }
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 }  // namespace
 
@@ -205,19 +180,19 @@ int main(int argc, char** argv) {
   std::printf("\n");
   Collector rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
-  for (auto* m : {&rep.ms, &rep.cpu_ms}) {
+  for (auto* m : {&rep.wall, &rep.cpu}) {
     const auto& base = (*m)["BM_Unchecked"];
     for (int level = 0; level <= 2; ++level) {
       const auto& c = (*m)["BM_Checked/" + std::to_string(level)];
       if (base.empty() || c.empty()) continue;
       std::printf("checked/unchecked, level %d, %s: fastest %.3f (%.3f / %.3f ms), median %.3f (%.3f / %.3f ms), %zu runs\n",
-                  level, m == &rep.ms ? "wall time" : "process CPU time", min_of(c) / min_of(base), min_of(c),
+                  level, m == &rep.wall ? "wall time" : "process CPU time", min_of(c) / min_of(base), min_of(c),
                   min_of(base), median_of(c) / median_of(base), median_of(c), median_of(base), c.size());
     }
   }
   for (size_t i = 0; i < g_env->entries.size(); ++i) {
-    const auto& u = rep.cpu_ms["BM_One/" + std::to_string(i) + "/0"];
-    const auto& c = rep.cpu_ms["BM_One/" + std::to_string(i) + "/1"];
+    const auto& u = rep.cpu["BM_One/" + std::to_string(i) + "/0"];
+    const auto& c = rep.cpu["BM_One/" + std::to_string(i) + "/1"];
     if (u.empty() || c.empty()) continue;
     std::printf("%-40s checked (level 1)/unchecked, process CPU time: median %.3f (%.3f / %.3f ms)\n",
                 g_env->entries[i]->c.name().c_str(), median_of(c) / median_of(u), median_of(c), median_of(u));

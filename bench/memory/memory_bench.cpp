@@ -14,6 +14,8 @@
 //   (or: cmake --build <build> --target run-bench-memory)
 #include <zex/zex.hpp>
 
+#include "cpu_timing.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -31,13 +33,12 @@
 
 namespace {
 
+using zex_bench_timing::Collector;
+using zex_bench_timing::median_of;
+using zex_bench_timing::process_cpu;
+
 using Clock = std::chrono::steady_clock;
 
-double process_cpu() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 struct Env {
   zex::Context ctx;
@@ -241,30 +242,7 @@ void BM_Launch(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kLaunches);
 }
 
-class Collector : public benchmark::ConsoleReporter {
- public:
-  Collector() : ConsoleReporter(OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& r : runs)
-      if (!r.error_occurred && r.run_type == Run::RT_Iteration) {
-        std::string name = r.run_name.str();
-        const std::string sfx = "/manual_time";
-        if (name.size() > sfx.size() && name.compare(name.size() - sfx.size(), sfx.size(), sfx) == 0)
-          name.resize(name.size() - sfx.size());
-        wall[name].push_back(r.GetAdjustedRealTime());
-        auto c = r.counters.find("proc_cpu_ms");
-        if (c != r.counters.end()) cpu[name].push_back(c->second.value);
-      }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, std::vector<double>> wall, cpu;
-};
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 std::vector<char> read_all(const char* path) {
   std::ifstream f(path, std::ios::binary);
