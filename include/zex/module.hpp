@@ -253,6 +253,10 @@ class Kernel {
       uint32_t arg;  // the argument's index
       uint64_t pointer = 0, base = 0, end = 0, generation = 0;
       bool known = false;
+      // The variants (detail::variant_of) whose ze kernel holds (base, end) already: a launch sets the
+      // two hidden arguments only when they change (two zeKernelSetArgumentValue per pointer per launch
+      // cost 1.5x the launch at 8 pointers; docs/benchmarks.md).
+      uint32_t set_on = 0;
     };
     std::vector<Bounds> bounds;
     detail::Mutex mu;

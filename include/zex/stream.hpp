@@ -99,7 +99,7 @@ class Stream {
     ((detail::set_arg(l.kernel, i, args, kinds[i], *ks.name), ++i), ...);
     if (__builtin_expect(ks.hidden != 0, 0)) {  // a module built with check_memory
       const uint64_t addresses[n + 1] = {detail::arg_address(args)..., 0};
-      set_memory_bounds(ks, l.kernel, addresses, n);
+      set_memory_bounds(ks, l.kernel, level, addresses, n);
     }
     append_launch(s, kernel, ks, l, level, static_cast<uint32_t>(n), cfg.groups, at.file, at.line);
   }
@@ -144,7 +144,7 @@ class Stream {
       ze_result_t r = zeKernelSetArgumentValue(l.kernel, i, args[i].size, args[i].value);
       if (__builtin_expect(r != ZE_RESULT_SUCCESS, 0)) detail::throw_arg_error(r, *ks.name, i, args[i].size);
     }
-    if (__builtin_expect(ks.hidden != 0, 0)) set_memory_bounds_args(ks, l.kernel, args, n);
+    if (__builtin_expect(ks.hidden != 0, 0)) set_memory_bounds_args(ks, l.kernel, level, args, n);
     // A null file: no launch site (a binding whose caller is unknown; its own line would mislead).
     append_launch(s, kernel, ks, l, level, n, cfg.groups, file, file ? line : 0);
   }
@@ -429,14 +429,27 @@ class Stream {
 
   // check_memory: the hidden bounds (base, end) of each checked pointer argument, after the kernel's
   // `n` own arguments, from the allocation each points into (`addresses[i]`: argument i's address, 0
-  // for a non-pointer). Compiled (src/runtime/memory_bounds.cpp); ks.mu held.
-  static void set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, const uint64_t* addresses, uint32_t n);
+  // for a non-pointer), set on `k` (the kernel of `variant`) only where they changed. Compiled
+  // (src/runtime/memory_bounds.cpp); ks.mu held.
+  static void set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, int variant, const uint64_t* addresses, uint32_t n);
   template <class Arg>
-  static void set_memory_bounds_args(Kernel::State& ks, ze_kernel_handle_t k, const Arg* args, uint32_t n) {
-    std::vector<uint64_t> addresses(n);
-    for (uint32_t i = 0; i < n; ++i)
-      if (args[i].size == sizeof(uint64_t) && args[i].value) std::memcpy(&addresses[i], args[i].value, sizeof(uint64_t));
-    set_memory_bounds(ks, k, addresses.data(), n);
+  static void set_memory_bounds_args(Kernel::State& ks, ze_kernel_handle_t k, int variant, const Arg* args, uint32_t n) {
+    // Only the bounded arguments' addresses are read; on the stack up to 64 arguments (no allocation
+    // per launch), beyond on the heap.
+    uint64_t small[64];
+    std::vector<uint64_t> large;
+    uint64_t* addresses = small;
+    if (n > 64) {
+      large.resize(n);
+      addresses = large.data();
+    }
+    for (const Kernel::State::Bounds& b : ks.bounds) {
+      if (b.arg >= n) continue;
+      addresses[b.arg] = 0;
+      if (args[b.arg].size == sizeof(uint64_t) && args[b.arg].value)
+        std::memcpy(&addresses[b.arg], args[b.arg].value, sizeof(uint64_t));
+    }
+    set_memory_bounds(ks, k, variant, addresses, n);
   }
 
   static void set_group_size(Kernel::Level& l, const Dim3& g, const std::string& name) {

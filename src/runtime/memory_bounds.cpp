@@ -19,7 +19,7 @@ std::atomic<uint64_t> g_generation{1};
 
 void forget_memory_bounds() noexcept { g_generation.fetch_add(1, std::memory_order_relaxed); }
 
-void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, const uint64_t* addresses, uint32_t n) {
+void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, int variant, const uint64_t* addresses, uint32_t n) {
   const uint64_t generation = g_generation.load(std::memory_order_relaxed);
   uint32_t index = n;  // the hidden parameters follow the kernel's own
   for (Kernel::State::Bounds& b : ks.bounds) {
@@ -48,11 +48,18 @@ void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, const ui
           end = UINT64_MAX;
         }
       }
-      b = Kernel::State::Bounds{b.arg, p, base, end, generation, true};
+      // Set again on every variant only when the allocation changed: another pointer into the same
+      // allocation keeps the arguments the kernels hold.
+      const bool same = b.known && b.base == base && b.end == end && b.generation == generation;
+      b = Kernel::State::Bounds{b.arg, p, base, end, generation, true, same ? b.set_on : 0u};
     }
-    ze_result_t r = zeKernelSetArgumentValue(k, index, sizeof b.base, &b.base);
-    if (r == ZE_RESULT_SUCCESS) r = zeKernelSetArgumentValue(k, index + 1, sizeof b.end, &b.end);
-    if (r != ZE_RESULT_SUCCESS) detail::throw_arg_error(r, *ks.name, index, sizeof b.base);
+    const uint32_t bit = 1u << static_cast<unsigned>(variant);
+    if (!(b.set_on & bit)) {
+      ze_result_t r = zeKernelSetArgumentValue(k, index, sizeof b.base, &b.base);
+      if (r == ZE_RESULT_SUCCESS) r = zeKernelSetArgumentValue(k, index + 1, sizeof b.end, &b.end);
+      if (r != ZE_RESULT_SUCCESS) detail::throw_arg_error(r, *ks.name, index, sizeof b.base);
+      b.set_on |= bit;
+    }
     index += 2;
   }
 }

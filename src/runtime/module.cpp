@@ -286,6 +286,8 @@ void Kernel::State::create(int variant, Level& l) {
   }
   l.kernel = k;
   l.num_args = props.numKernelArgs;
+  // A new ze kernel holds no hidden bounds yet: its first launch sets them.
+  for (Bounds& b : bounds) b.set_on &= ~(1u << static_cast<unsigned>(variant));
   // A launch reads param_kinds[i] for every argument it sets, so it must cover them all.
   if (param_kinds.size() != l.num_args) param_kinds.assign(l.num_args, detail::param_kind::kOther);
 }

@@ -301,6 +301,39 @@ TEST_P(Builds, BoundsAreTheAllocationsAndFollowThePointer) {
   EXPECT_EQ(e2.thrower_count(), 16u) << "items 48..63";
 }
 
+// A launch sets the hidden bounds only when they changed, per level's kernel: whatever the order of
+// allocations and levels, every launch checks against the allocation it was given.
+TEST_P(Builds, HiddenBoundsFollowEveryChangeAcrossLevels) {
+  zex::Kernel k = mod.kernel("copy2");
+  Buffer<int> src(32), small(31), big(32);
+  struct Step {
+    int* dst;
+    int level;
+    bool throws;
+  };
+  const Step steps[] = {{small.get(), 1, true},  {big.get(), 1, false},   {small.get(), 2, true},
+                        {small.get(), 1, true},  {big.get(), 0, false},   {big.get(), 2, false},
+                        {small.get(), 0, true},  {big.get(), 1, false},   {big.get() + 1, 1, true},
+                        {small.get(), 2, true}};
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; ++i) {
+    const Step& st = steps[i];
+    s.launch(k, grid(32, 1, st.level), src.get(), st.dst, 32u);
+    if (st.throws) {
+      auto e = expect_kernel_exception([&] { s.synchronize(); });
+      EXPECT_EQ(e.kernel_name(), "copy2") << "step " << i;
+      if (st.level > 0) EXPECT_EQ(e.values()[1], st.dst == small.get() ? 124u : 128u) << "step " << i;
+    } else {
+      EXPECT_NO_THROW(s.synchronize()) << "step " << i;
+    }
+  }
+  // Many launches per synchronize with alternating allocations: the first launch that throws reports.
+  for (int r = 0; r < 4; ++r) s.launch(k, grid(32), src.get(), big.get(), 32u);
+  s.launch(k, grid(32), src.get(), small.get(), 32u);
+  s.launch(k, grid(32), src.get(), big.get(), 32u);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e.values(), (std::vector<uint64_t>{124, 124}));
+}
+
 // launch_args (the C API's and Python's path) passes the bounds too.
 TEST_P(Builds, LaunchArgsPassesTheBounds) {
   zex::Kernel k = mod.kernel("copy2");
