@@ -222,10 +222,14 @@ class Kernel {
     detail::LockGuard lock(live().mu);
     return state_->at(detail::checked_level(level)).num_args;
   }
-  /// The parameters zex's memory checks added between the kernel's own and its zex_state_t (two
-  /// `ulong`s, base and end, per checked pointer argument; 0 without check_memory). A launch through
-  /// zex sets them; a runtime that sets arguments itself sets them too (docs/integration.md).
+  /// The parameters zex's memory checks added between the kernel's own and its zex_state_t: 1 (a
+  /// by-value struct of two `ulong`s, allocation base and end, per checked_arguments() entry, in that
+  /// order) when any argument is checked, else 0. A launch through zex sets it; a runtime that sets
+  /// arguments itself sets it too (docs/integration.md).
   uint32_t hidden_argument_count() const { return live().hidden; }
+  /// The kernel's own arguments whose allocation bounds the hidden struct carries, ascending (empty
+  /// without check_memory or when the kernel accesses no memory through its arguments).
+  const std::vector<uint32_t>& checked_arguments() const { return live().checked; }
 
  private:
   friend class Module;
@@ -246,19 +250,21 @@ class Kernel {
     // once a level is created, exactly num_args long (all kOther, unchecked, if the SPIR-V and the
     // driver disagree on the count).
     std::vector<uint8_t> param_kinds;
-    // check_memory: the parameters between the kernel's own and its zex_state_t (2 per bounded
-    // argument), and per bounded argument the allocation last looked up for it (set_memory_bounds).
+    // check_memory: the parameters between the kernel's own and its zex_state_t (1: the bounds struct,
+    // when any argument is checked), and per bounded argument the allocation last looked up for it
+    // (set_memory_bounds).
     uint32_t hidden = 0;
+    std::vector<uint32_t> checked;  // the bounded arguments, as the struct holds them (fixed at creation)
     struct Bounds {
       uint32_t arg;  // the argument's index
       uint64_t pointer = 0, base = 0, end = 0, generation = 0;
       bool known = false;
-      // The variants (detail::variant_of) whose ze kernel holds (base, end) already: a launch sets the
-      // two hidden arguments only when they change (two zeKernelSetArgumentValue per pointer per launch
-      // cost 1.5x the launch at 8 pointers; docs/benchmarks.md).
-      uint32_t set_on = 0;
     };
     std::vector<Bounds> bounds;
+    // The hidden argument's value, (base, end) per bounded argument, and the variants
+    // (detail::variant_of) whose ze kernel holds it already: a launch sets it only when it changed.
+    std::vector<uint64_t> bounds_table;
+    uint32_t bounds_set_on = 0;
     detail::Mutex mu;
     std::array<Level, detail::kVariants> levels{};  // by variant (detail::variant_of)
     ~State();

@@ -148,9 +148,13 @@ zex_result_t zex_module_build_log(zex_module_t module, const char** out);
  * listing the module's kernels if there is no kernel `name`. */
 zex_result_t zex_kernel_create(zex_module_t module, const char* name, zex_kernel_t* out);
 void zex_kernel_destroy(zex_kernel_t kernel);
-/* The parameters zex's memory checks added between the kernel's own and its zex_state_t (two ulongs,
- * base and end, per checked pointer argument; 0 without checks). zex_stream_launch sets them. */
+/* The parameters zex's memory checks added between the kernel's own and its zex_state_t: 1, a by-value
+ * struct of two uint64_t (allocation base, allocation end) per zex_kernel_checked_arguments entry, when
+ * any argument is checked; else 0. zex_stream_launch sets it. */
 zex_result_t zex_kernel_hidden_argument_count(zex_kernel_t kernel, uint32_t* out);
+/* Version node ZEX_1.6. The kernel's own arguments the hidden bounds struct covers, ascending: *count
+ * gets how many; the first min(capacity, *count) go in indices (NULL if capacity is 0). */
+zex_result_t zex_kernel_checked_arguments(zex_kernel_t kernel, uint32_t* indices, uint32_t capacity, uint32_t* count);
 
 /* ---- streams ---------------------------------------------------------------------------------------- */
 zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out);

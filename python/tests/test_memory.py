@@ -18,8 +18,10 @@ def test_counts_and_hidden_arguments(mod, checked):
     c = checked.memory_checks
     assert c["enabled"] is True and c["checked"] > 0
     assert set(c) == {"enabled", "checked", "loaded", "from_integer", "untraced", "local"}
-    assert checked.kernel("copy_word").hidden_argument_count == 4
+    assert checked.kernel("copy_word").hidden_argument_count == 1
     assert mod.kernel("copy_word").hidden_argument_count == 0
+    assert checked.kernel("copy_word").checked_arguments == [0, 1]  # dst, src
+    assert mod.kernel("copy_word").checked_arguments == []
 
 
 def test_a_write_past_the_end_is_caught(ctx, stream, checked):

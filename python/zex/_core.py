@@ -555,9 +555,29 @@ class Kernel(_Handle):
         self._cell = _Cell(out.value, lib.zex_kernel_destroy, 1, "Kernel", module._cell)
 
     @property
+    def checked_arguments(self):
+        """The kernel's own arguments (indices, ascending) whose allocation bounds the hidden struct
+        carries; [] without checks."""
+        fn = getattr(self._lib, "zex_kernel_checked_arguments", None)
+        if fn is None:
+            raise L.LibraryVersionError("zex: %s has no zex_kernel_checked_arguments (version node ZEX_1.6): "
+                                        "Kernel.checked_arguments needs the libzex of this Python package's zex"
+                                        % L.library_path(), L.C_API_VERSION, L.library_path())
+        n = ctypes.c_uint32()
+        r = fn(self._handle(), None, 0, _byref(n))
+        if r:
+            _raise_last(r, self._lib)
+        out = (ctypes.c_uint32 * max(n.value, 1))()
+        r = fn(self._handle(), out, n.value, _byref(n))
+        if r:
+            _raise_last(r, self._lib)
+        return list(out[:n.value])
+
+    @property
     def hidden_argument_count(self):
-        """The parameters zex's memory checks added before the zex_state_t (two per checked pointer
-        argument, set by every launch); 0 without checks."""
+        """The parameters zex's memory checks added before the zex_state_t: 1 (a by-value struct of
+        two uint64, allocation base and end, per checked_arguments entry; every launch sets it) when
+        any argument is checked, else 0."""
         fn = getattr(self._lib, "zex_kernel_hidden_argument_count", None)
         if fn is None:
             return 0

@@ -187,6 +187,8 @@ DECLARATIONS = {
     "zex_module_memory_checks": (_res, (_h, ctypes.POINTER(MemoryChecks))),
     "zex_forget_memory_bounds": (None, ()),
     "zex_kernel_hidden_argument_count": (_res, (_h, ctypes.POINTER(ctypes.c_uint32))),
+    "zex_kernel_checked_arguments": (_res, (_h, ctypes.POINTER(ctypes.c_uint32), ctypes.c_uint32,
+                                             ctypes.POINTER(ctypes.c_uint32))),
     "zex_kernel_create": (_res, (_h, _str, _hp)),
     "zex_kernel_destroy": (None, (_h,)),
     "zex_stream_create": (_res, (_h, _hp)),
@@ -264,6 +266,8 @@ OPTIONAL |= {"zex_graph_launches", "zex_graph_update"}
 # Version node ZEX_1.5 (memory checks): without them, Module(check_memory=True) raises LibraryVersionError.
 OPTIONAL |= {"zex_module_create_with_options", "zex_module_memory_checks", "zex_forget_memory_bounds",
              "zex_kernel_hidden_argument_count"}
+# Version node ZEX_1.6: without it, Kernel.checked_arguments raises LibraryVersionError.
+OPTIONAL |= {"zex_kernel_checked_arguments"}
 
 
 def package_dir():

@@ -220,6 +220,19 @@ zex_result_t zex_kernel_hidden_argument_count(zex_kernel_t kernel, uint32_t* out
   });
 }
 
+zex_result_t zex_kernel_checked_arguments(zex_kernel_t kernel, uint32_t* indices, uint32_t capacity, uint32_t* count) {
+  ZEX_REQUIRE(count);
+  *count = 0;
+  ZEX_REQUIRE(kernel);
+  if (capacity != 0) ZEX_REQUIRE(indices);  // NULL with a capacity of 0: just the count
+  return guard([&] {
+    const std::vector<uint32_t>& c = kernel->k.checked_arguments();
+    *count = static_cast<uint32_t>(c.size());
+    for (size_t i = 0; i < c.size() && i < capacity; ++i) indices[i] = c[i];
+    return ZEX_SUCCESS;
+  });
+}
+
 // ---- streams ---------------------------------------------------------------------------------------------
 
 zex_result_t zex_stream_create(zex_device_t device, zex_stream_t* out) {

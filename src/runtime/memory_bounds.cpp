@@ -21,7 +21,7 @@ void forget_memory_bounds() noexcept { g_generation.fetch_add(1, std::memory_ord
 
 void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, int variant, const uint64_t* addresses, uint32_t n) {
   const uint64_t generation = g_generation.load(std::memory_order_relaxed);
-  uint32_t index = n;  // the hidden parameters follow the kernel's own
+  size_t slot = 0;
   for (Kernel::State::Bounds& b : ks.bounds) {
     const uint64_t p = b.arg < n ? addresses[b.arg] : 0;
     if (!b.known || b.pointer != p || b.generation != generation) {
@@ -48,20 +48,23 @@ void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, int vari
           end = UINT64_MAX;
         }
       }
-      // Set again on every variant only when the allocation changed: another pointer into the same
-      // allocation keeps the arguments the kernels hold.
+      // Set again on every variant only when the allocation changed (or forget_memory_bounds() was
+      // called): another pointer into the same allocation keeps the argument the kernels hold.
       const bool same = b.known && b.base == base && b.end == end && b.generation == generation;
-      b = Kernel::State::Bounds{b.arg, p, base, end, generation, true, same ? b.set_on : 0u};
+      if (!same) ks.bounds_set_on = 0;
+      b = Kernel::State::Bounds{b.arg, p, base, end, generation, true};
+      ks.bounds_table[slot] = base;
+      ks.bounds_table[slot + 1] = end;
     }
-    const uint32_t bit = 1u << static_cast<unsigned>(variant);
-    if (!(b.set_on & bit)) {
-      ze_result_t r = zeKernelSetArgumentValue(k, index, sizeof b.base, &b.base);
-      if (r == ZE_RESULT_SUCCESS) r = zeKernelSetArgumentValue(k, index + 1, sizeof b.end, &b.end);
-      if (r != ZE_RESULT_SUCCESS) detail::throw_arg_error(r, *ks.name, index, sizeof b.base);
-      b.set_on |= bit;
-    }
-    index += 2;
+    slot += 2;
   }
+  const uint32_t bit = 1u << static_cast<unsigned>(variant);
+  if (ks.bounds_set_on & bit) return;
+  // The hidden parameter follows the kernel's own: one by-value struct of (base, end) per bounded argument.
+  const size_t bytes = ks.bounds_table.size() * sizeof(uint64_t);
+  const ze_result_t r = zeKernelSetArgumentValue(k, n, bytes, ks.bounds_table.data());
+  if (r != ZE_RESULT_SUCCESS) detail::throw_arg_error(r, *ks.name, n, bytes);
+  ks.bounds_set_on |= bit;
 }
 
 }  // namespace zex

@@ -253,8 +253,10 @@ Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state
   state_->takes_state = state_->module->takes_state(name);
   state_->param_kinds = state_->module->param_kinds(name);
   if (const detail::MemoryParams* mp = state_->module->memory_params(name)) {
-    state_->hidden = static_cast<uint32_t>(2 * mp->bounded.size());
+    state_->hidden = mp->bounded.empty() ? 0 : 1;
+    state_->checked = mp->bounded;
     for (uint32_t a : mp->bounded) state_->bounds.push_back(State::Bounds{a});
+    state_->bounds_table.assign(2 * mp->bounded.size(), 0);
   }
   state_->name = std::make_shared<const std::string>(std::move(name));
 }
@@ -287,7 +289,7 @@ void Kernel::State::create(int variant, Level& l) {
   l.kernel = k;
   l.num_args = props.numKernelArgs;
   // A new ze kernel holds no hidden bounds yet: its first launch sets them.
-  for (Bounds& b : bounds) b.set_on &= ~(1u << static_cast<unsigned>(variant));
+  bounds_set_on &= ~(1u << static_cast<unsigned>(variant));
   // A launch reads param_kinds[i] for every argument it sets, so it must cover them all.
   if (param_kinds.size() != l.num_args) param_kinds.assign(l.num_args, detail::param_kind::kOther);
 }

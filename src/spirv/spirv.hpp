@@ -26,8 +26,9 @@ struct LinkedModule {
 };
 
 /// What link_module's memory checks (issue 27; src/spirv/passes/memory_checks.cpp) made of a module: per
-/// kernel, its own parameter count and the pointer parameters whose allocation bounds it now takes (two
-/// hidden `ulong`s each, base and end, after its own parameters, in this order; then its zex_state_t),
+/// kernel, its own parameter count and the pointer parameters whose allocation bounds it now takes (one
+/// hidden by-value struct after its own parameters, two `ulong`s each, base and end, in this order; then
+/// its zex_state_t),
 /// and the module's global accesses checked and left unchecked, by reason.
 struct MemoryCheckedKernel {
   std::string name;

@@ -161,7 +161,7 @@ TEST_P(Asserts, AFailedAssertBeforeABarrierLetsTheGroupMeetThere) {
 
 TEST_P(Asserts, AKernelWithoutAssertKeepsItsParameters) {
   zex::Kernel k = mod.kernel("plain");
-  EXPECT_EQ(k.argument_count(), std::get<1>(GetParam()) ? 1u + 2u + 1u : 1u)
+  EXPECT_EQ(k.argument_count(), std::get<1>(GetParam()) ? 1u + 1u + 1u : 1u)
       << "no zex_state_t is added to a kernel that reaches no assert (check_memory adds one to every kernel)";
   EXPECT_EQ(mod.kernel("bounded").argument_count() - mod.kernel("bounded").hidden_argument_count(), 4u)
       << "out, n, items and the zex_state_t the assert needs";

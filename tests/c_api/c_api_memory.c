@@ -31,7 +31,17 @@ void test_memory_checks(Env* e) {
   zex_stream_t s = NULL;
   uint32_t *dst = NULL, *src = NULL;
   REQUIRE_OK(zex_kernel_create(m, "copy_word", &k));
-  CHECK(zex_kernel_hidden_argument_count(k, &hidden) == ZEX_SUCCESS && hidden == 4);
+  CHECK(zex_kernel_hidden_argument_count(k, &hidden) == ZEX_SUCCESS && hidden == 1);
+  {
+    uint32_t checked[4] = {9, 9, 9, 9}, count = 9;
+    CHECK(zex_kernel_checked_arguments(k, NULL, 0, &count) == ZEX_SUCCESS && count == 2);
+    CHECK(zex_kernel_checked_arguments(k, checked, 1, &count) == ZEX_SUCCESS && count == 2 && checked[0] == 0 &&
+          checked[1] == 9); /* capacity respected */
+    CHECK(zex_kernel_checked_arguments(k, checked, 4, &count) == ZEX_SUCCESS && count == 2 && checked[0] == 0 &&
+          checked[1] == 1);
+    CHECK(zex_kernel_checked_arguments(k, NULL, 1, &count) == ZEX_ERROR_INVALID_ARGUMENT && count == 0);
+    CHECK(zex_kernel_checked_arguments(k, checked, 4, NULL) == ZEX_ERROR_INVALID_ARGUMENT);
+  }
   REQUIRE_OK(zex_stream_create(e->dev, &s));
   REQUIRE_OK(zex_context_alloc_shared(e->ctx, e->dev, 1, 1, (void**)&dst));
   REQUIRE_OK(zex_context_alloc_shared(e->ctx, e->dev, 4, 4, (void**)&src));

@@ -118,10 +118,11 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   EXPECT_EQ(k["local_copy"].bounded, (std::vector<uint32_t>{0})) << "the local pointer is not bounded (yet)";
   EXPECT_EQ(k["calls_helper"].bounded, (std::vector<uint32_t>{0})) << "bounds passed on to the helper";
 
-  // Every kernel takes its state last; stencil: out, in, n, base/end of out, base/end of in, state.
+  // Every kernel takes its state last; stencil: out, in, n, the bounds struct (base/end of out and of
+  // in), state.
   const std::vector<uint32_t> checked = ctx.words();
   const auto kinds = zex::passes::kernel_param_kinds(zex::passes::parse(checked));
-  EXPECT_EQ(kinds.at("stencil").size(), 3u + 4u + 1u);
+  EXPECT_EQ(kinds.at("stencil").size(), 3u + 1u + 1u);
   EXPECT_TRUE(zex::passes::kernels_without_state(zex::passes::parse(checked)).empty());
   // One throw per checked access: stencil 4, loaded 2, atomics 1, select_same 1, walk 1, local_copy 1, put 1.
   EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 11u);

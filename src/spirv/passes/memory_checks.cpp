@@ -81,6 +81,11 @@ struct Fn {
   std::map<uint32_t, uint32_t> size;                         // parameter index -> end - base, in the entry
   uint32_t state = 0;                                        // the state's id in the function
   uint32_t new_state_param = 0;                              // 0: the function's own (entry with state)
+  // A kernel (and llvm-spirv's kernel body behind its wrapper) takes its bounds as one by-value struct
+  // of 2 ulongs per bounded parameter, loaded at entry: one argument per launch however many pointers
+  // (two per pointer made the launch 1.5x at 8 pointers on PoCL, which copies each argument apart).
+  bool bounds_struct = false;
+  uint32_t bounds_param = 0;  // that struct's parameter
 };
 
 class Checker {
@@ -138,6 +143,8 @@ class Checker {
   uint32_t uint_constant(uint32_t v) { return global(spv::OpConstant, uint_type(), {{v, SPV_OPERAND_TYPE_TYPED_LITERAL_NUMBER}}); }
   uint32_t undef(uint32_t type) { return global(spv::OpUndef, type, {}); }
   uint32_t state_pointer_type();
+  uint32_t bounds_struct_type(size_t members);  // a struct of `members` ulongs
+  std::map<size_t, uint32_t> bounds_structs_;
   uint32_t string(const std::string& s);  // the variable holding s and its NUL
   uint32_t zex_throw();
 
@@ -159,6 +166,14 @@ class Checker {
     return make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)});
   }
   void rewrite(Fn& f, Insts* out);
+  // Whether `call` (in f) passes g f's own bounds struct as it came: each bounded parameter of g is f's
+  // parameter of the same index, bounded alike.
+  static bool forwards_bounds(const Fn& f, const Fn& g, const memory::Call& call) {
+    if (!f.bounds_struct || !g.bounds_struct || f.bounded != g.bounded) return false;
+    for (uint32_t q : g.bounded)
+      if (q >= call.args.size() || !(call.args[q] == Trace{Origin::Param, q})) return false;
+    return true;
+  }
   void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, Insts* out, Insts* cold,
              uint32_t* block_label);
   // A zex_throw at `at` (its lines and debug scope, or `line_in_effect`), then the function's return.
@@ -257,6 +272,15 @@ uint32_t Checker::state_pointer_type() {
   globals_.push_back(s);
   names_.push_back(make_name(s.result_id, "struct.zex_state"));
   return state_pointer_ = pointer(spv::StorageClassFunction, s.result_id);
+}
+
+uint32_t Checker::bounds_struct_type(size_t members) {
+  auto it = bounds_structs_.find(members);
+  if (it != bounds_structs_.end()) return it->second;
+  Instruction s = make_instruction(spv::OpTypeStruct, 0, fresh(), std::vector<uint32_t>(members, ulong_type()));
+  globals_.push_back(s);
+  names_.push_back(make_name(s.result_id, "struct.zex_bounds"));
+  return bounds_structs_[members] = s.result_id;
 }
 
 uint32_t Checker::string(const std::string& text) {
@@ -422,9 +446,21 @@ void Checker::rewrite(Fn& f, Insts* out) {
   std::vector<uint32_t> types;
   Insts params;
   for (uint32_t k = 0; k < f.user_params; ++k) params.push_back(m_.insts[f.first + 1 + k]);
-  for (uint32_t p : f.bounded) {
+  if (f.bounds_struct && !f.bounded.empty()) {
+    f.bounds_param = fresh();
+    params.push_back(make_instruction(spv::OpFunctionParameter,
+                                      pointer(spv::StorageClassFunction, bounds_struct_type(2 * f.bounded.size())),
+                                      f.bounds_param, {}));
+    names_.push_back(make_name(f.bounds_param, "__zex_bounds"));
+    if (f.entry) {  // a by-value struct, as llvm-spirv writes one
+      decorations_.push_back(decorate(f.bounds_param, spv::DecorationFuncParamAttr, {spv::FunctionParameterAttributeByVal}));
+      decorations_.push_back(decorate(f.bounds_param, spv::DecorationAlignment, {8}));
+    }
+  }
+  for (uint32_t p : f.bounded) {  // the bounds' values: parameters, or loaded from the struct at entry
     const uint32_t base = fresh(), end = fresh();
     f.bounds[p] = {base, end};
+    if (f.bounds_param) continue;  // named where the prologue loads them (if it does)
     params.push_back(make_instruction(spv::OpFunctionParameter, u64, base, {}));
     params.push_back(make_instruction(spv::OpFunctionParameter, u64, end, {}));
     const std::vector<std::string>& n = ctx_.names(f.params[p]);
@@ -460,9 +496,23 @@ void Checker::rewrite(Fn& f, Insts* out) {
   Insts body, cold;
   std::map<uint32_t, uint32_t> last_part;  // original label -> the label of its last part
   uint32_t label = 0, original = 0;
-  // The sizes only where a check uses them: a function that only passes its bounds on stays as it was
-  // apart from its parameters (llvm-spirv's kernel wrappers must keep their one call; throw_graph.cpp).
-  bool entry_block = true, sizes_done = f.bounded.empty() || checked_at.empty();
+  // The prologue (after the entry block's variables): a variable per call that passes a bounds struct
+  // it builds, the bounds loaded from the function's own struct, the sizes. Only what the body uses: a
+  // function that only passes its bounds on stays as it was apart from its parameters (llvm-spirv's
+  // kernel wrappers must keep their one call; throw_graph.cpp).
+  std::map<size_t, uint32_t> struct_vars;  // call instruction -> the variable its bounds struct goes in
+  bool uses_values = !checked_at.empty();
+  for (const auto& c : calls) {
+    auto g = fns_.find(c.second->callee);
+    if (g == fns_.end() || !g->second.needs_state || g->second.bounded.empty()) continue;
+    if (!g->second.bounds_struct) {
+      uses_values = true;
+    } else if (!forwards_bounds(f, g->second, *c.second)) {
+      uses_values = true;
+      struct_vars[c.first] = fresh();
+    }
+  }
+  bool entry_block = true, sizes_done = f.bounded.empty() && struct_vars.empty();
   const Instruction* line = nullptr;  // the OpLine in effect (an OpNoLine or a block's end ends it)
   for (; i < f.last; ++i) {
     const Instruction& in = m_.insts[i];
@@ -479,11 +529,35 @@ void Checker::rewrite(Fn& f, Insts* out) {
       continue;
     }
     if (entry_block && !sizes_done && in.opcode != spv::OpVariable) {
-      for (const auto& b : f.bounds) {
-        const uint32_t s = fresh();
-        f.size[b.first] = s;
-        body.push_back(make_instruction(spv::OpISub, u64, s, {b.second.second, b.second.first}));
+      for (const auto& v : struct_vars) {
+        const Fn& g = fns_[calls.at(v.first)->callee];
+        Instruction var = make_instruction(spv::OpVariable,
+                                           pointer(spv::StorageClassFunction, bounds_struct_type(2 * g.bounded.size())),
+                                           v.second, {});
+        add_operand(var, spv::StorageClassFunction, SPV_OPERAND_TYPE_STORAGE_CLASS);
+        body.push_back(var);
       }
+      if (f.bounds_param && uses_values) {
+        const uint32_t slot = pointer(spv::StorageClassFunction, u64);
+        uint32_t k = 0;
+        for (const auto& b : f.bounds) {
+          const std::vector<std::string>& n = ctx_.names(f.params[b.first]);
+          const std::string name = n.empty() ? std::to_string(b.first) : n.front();
+          names_.push_back(make_name(b.second.first, "__zex_base_" + name));
+          names_.push_back(make_name(b.second.second, "__zex_end_" + name));
+          for (uint32_t id : {b.second.first, b.second.second}) {
+            const uint32_t at = fresh();
+            body.push_back(make_instruction(spv::OpInBoundsAccessChain, slot, at, {f.bounds_param, uint_constant(k++)}));
+            body.push_back(make_instruction(spv::OpLoad, u64, id, {at}));
+          }
+        }
+      }
+      if (!checked_at.empty())
+        for (const auto& b : f.bounds) {
+          const uint32_t s = fresh();
+          f.size[b.first] = s;
+          body.push_back(make_instruction(spv::OpISub, u64, s, {b.second.second, b.second.first}));
+        }
       sizes_done = true;
     }
     if (is_terminator(in.opcode)) entry_block = false;
@@ -499,11 +573,24 @@ void Checker::rewrite(Fn& f, Insts* out) {
       Instruction nc = make_instruction(spv::OpFunctionCall, in.type_id, in.result_id, {in.word(3)});
       nc.annotations = in.annotations;
       for (uint32_t k = 0; k < g.user_params; ++k) add_operand(nc, in.word(4 + k), SPV_OPERAND_TYPE_ID);
+      // Per bounded parameter of the callee, the caller's bounds of the argument, else unbounded.
+      std::vector<uint32_t> values;
       for (uint32_t q : g.bounded) {
         const Trace t = q < call->second->args.size() ? call->second->args[q] : Trace{};
         const bool traced = t.origin == Origin::Param && f.bounds.count(t.param);
-        add_operand(nc, traced ? f.bounds[t.param].first : ulong_constant(0), SPV_OPERAND_TYPE_ID);
-        add_operand(nc, traced ? f.bounds[t.param].second : ulong_constant(~uint64_t(0)), SPV_OPERAND_TYPE_ID);
+        values.push_back(traced ? f.bounds[t.param].first : ulong_constant(0));
+        values.push_back(traced ? f.bounds[t.param].second : ulong_constant(~uint64_t(0)));
+      }
+      auto var = struct_vars.find(i);
+      if (!g.bounds_struct || g.bounded.empty()) {
+        for (uint32_t v : values) add_operand(nc, v, SPV_OPERAND_TYPE_ID);
+      } else if (var == struct_vars.end()) {  // the caller's own struct, passed on as it came
+        add_operand(nc, f.bounds_param, SPV_OPERAND_TYPE_ID);
+      } else {
+        const uint32_t composite = fresh();
+        body.push_back(make_instruction(spv::OpCompositeConstruct, bounds_struct_type(values.size()), composite, values));
+        body.push_back(make_instruction(spv::OpStore, 0, 0, {var->second, composite}));
+        add_operand(nc, var->second, SPV_OPERAND_TYPE_ID);
       }
       add_operand(nc, g.has_state ? in.word(4 + g.user_params) : f.state, SPV_OPERAND_TYPE_ID);
       body.push_back(nc);
@@ -639,7 +726,10 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     w.bounded.insert(body.bounded.begin(), body.bounded.end());
     body.bounded = w.bounded;
     body.needs_state = body.needs_state || w.needs_state;
+    body.bounds_struct = true;  // the kernel after reverse translation
   }
+  for (auto& e : fns_)
+    if (e.second.entry) e.second.bounds_struct = true;
   if (counts && options_.memory) {
     *counts = MemoryCheckCounts{};
     for (const auto& e : fns_) {
