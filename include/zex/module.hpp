@@ -46,6 +46,7 @@ namespace detail {
 
 // A kernel's memory-check parameters (ModuleOptions::check_memory): after its `user_params` own
 // parameters, two `ulong`s (base, end) per index in `bounded`, then its zex_state_t.
+struct MemoryBounds;
 struct MemoryParams {
   uint32_t user_params = 0;
   std::vector<uint32_t> bounded;
@@ -235,6 +236,7 @@ class Kernel {
   friend class Module;
   friend class Stream;
   friend class Graph;
+  friend struct detail::MemoryBounds;  // src/runtime/memory_bounds.hpp
 
   struct Level {
     ze_kernel_handle_t kernel = nullptr;

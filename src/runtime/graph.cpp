@@ -10,6 +10,7 @@
 // threw is kept for the next synchronize). Nothing is dropped.
 #include <zex/graph.hpp>
 
+#include "runtime/memory_bounds.hpp"
 #include "runtime/launch_origin.hpp"
 #include "spirv/spirv.hpp"
 
@@ -95,6 +96,8 @@ struct Graph::State {
     ze_group_count_t groups;
     uint64_t command_id;  // the mutable command's id (mutable lists), else 0
     detail::CapturedArgs args;
+    // A checked kernel's hidden bounds struct as recorded (detail::MemoryBounds::recorded of args), else empty.
+    std::vector<uint64_t> bounds;
   };
   std::vector<Entry> entries;
   bool mutable_list = false;  // created with the driver's mutable command lists: update() in place
@@ -186,6 +189,15 @@ struct Graph::State {
           what);
   }
 
+  // A checked kernel's bounds struct `bounds` on `k` (variant `variant` of ks, ks.mu held), after its `n`
+  // own arguments. The stream's launches then set theirs again: the ze kernel no longer holds them.
+  static void set_bounds(Kernel::State& ks, ze_kernel_handle_t k, int variant, uint32_t n,
+                         const std::vector<uint64_t>& bounds, const char* what) {
+    ks.bounds_set_on &= ~(1u << static_cast<unsigned>(variant));
+    check(zeKernelSetArgumentValue(k, n, bounds.size() * sizeof(uint64_t), bounds.data()), "zeKernelSetArgumentValue",
+          what);
+  }
+
   // Appends entry `e` (launch number `number`) as append_launch first did: its group size and arguments
   // on its kernel object, the zex_state_t, a barrier after the first launch, the launch.
   void append_entry(const Entry& e, uint64_t number) {
@@ -201,8 +213,9 @@ struct Graph::State {
     for (uint32_t i = 0; i < n; ++i)
       check(zeKernelSetArgumentValue(l.kernel, i, e.args.args[i].size, e.args.value(i)), "zeKernelSetArgumentValue",
             what);
+    if (ks.hidden) set_bounds(ks, l.kernel, e.variant, n, e.bounds, what);
     const zex_state_t state = SlabPool::state(slot, number);
-    check(zeKernelSetArgumentValue(l.kernel, n, sizeof state, &state), "zeKernelSetArgumentValue", what);
+    check(zeKernelSetArgumentValue(l.kernel, n + ks.hidden, sizeof state, &state), "zeKernelSetArgumentValue", what);
     if (appended) check(zeCommandListAppendBarrier(list, nullptr, 0, nullptr), "zeCommandListAppendBarrier", what);
     ze_group_count_t groups = e.groups;
     check(zeCommandListAppendLaunchKernel(list, l.kernel, &groups, nullptr, 0, nullptr), "zeCommandListAppendLaunchKernel",
@@ -346,15 +359,8 @@ Kernel::Level& Graph::begin_launch(const Kernel&, Kernel::State& ks, int level, 
     throw LogicError("zex::Graph::launch: " + g.which() +
                      " is closed; record every launch before close(), or record a new zex::Graph");
   if (ks.device != &g.dev.info()) detail::throw_wrong_device(*ks.name, *ks.device, g.dev.info());
-  // A recorded launch keeps its arguments for every execution, and the bounds of a pointer argument
-  // would have to follow each update and each free; not done yet (docs/decisions.md).
-  if (ks.hidden)
-    throw LogicError("zex::Graph::launch: kernel '" + *ks.name +
-                     "' comes from a module built with memory checks (check_memory or ZEX_CHECK_MEMORY=1), "
-                     "which a zex::Graph cannot record yet; launch it on a zex::Stream, or build the module "
-                     "without memory checks for the graph");
   Kernel::Level& l = ks.at(level);
-  detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, cfg.groups, cfg.group_size, lang);
+  detail::check_launch_shape(*ks.name, l.num_args - ks.hidden, ks.takes_state, n, cfg.groups, cfg.group_size, lang);
   const Dim3& b = cfg.group_size;
   if (l.group[0] != b.x || l.group[1] != b.y || l.group[2] != b.z) {
     ze_result_t r = zeKernelSetGroupSize(l.kernel, b.x, b.y, b.z);
@@ -371,7 +377,14 @@ GraphLaunch Graph::append_launch(const Kernel& kernel, Kernel::State& ks, Kernel
   State& g = live();
   const uint64_t id = g.next_id;
   const zex_state_t state = SlabPool::state(g.slot, id);
-  detail::set_arg(l.kernel, n, state, detail::param_kind::kOther, *ks.name);
+  // A checked kernel: the bounds of the allocations its pointer arguments point into now, recorded with
+  // the launch as its pointers are (an update looks them up again; a free ends both).
+  std::vector<uint64_t> bounds;
+  if (ks.hidden) {
+    bounds = detail::MemoryBounds::recorded(ks, args);
+    State::set_bounds(ks, l.kernel, level, n, bounds, "recording a zex::Graph's launch of a checked kernel");
+  }
+  detail::set_arg(l.kernel, n + ks.hidden, state, detail::param_kind::kOther, *ks.name);
   g.record.reserve_one();
   g.entries.reserve(g.entries.size() + 1);  // nothing can fail after the append
   // In recording order, with the runtime's own appends between launches too.
@@ -393,7 +406,7 @@ GraphLaunch Graph::append_launch(const Kernel& kernel, Kernel::State& ks, Kernel
   ++g.next_id;
   g.record.start(State::Record::Run{id, level, kernel.state_, file, line, {l.group[0], l.group[1], l.group[2]}});
   g.entries.push_back(State::Entry{kernel.state_, level, {l.group[0], l.group[1], l.group[2]}, groups, command_id,
-                                   std::move(args)});
+                                   std::move(args), std::move(bounds)});
   return GraphLaunch{id};
 }
 
@@ -472,8 +485,8 @@ Kernel::Level& Graph::begin_update(GraphLaunch launch, Kernel::State& ks, size_t
   const State::Entry& e = g.entries[launch.number - 1];  // recorded before close(): never changes size after
   Kernel::Level& l = ks.at(e.variant);
   const Dim3 groups{e.groups.groupCountX, e.groups.groupCountY, e.groups.groupCountZ};
-  detail::check_launch_shape(*ks.name, l.num_args, ks.takes_state, n, groups, Dim3{e.group[0], e.group[1], e.group[2]},
-                             lang);
+  detail::check_launch_shape(*ks.name, l.num_args - ks.hidden, ks.takes_state, n, groups,
+                             Dim3{e.group[0], e.group[1], e.group[2]}, lang);
   return l;
 }
 
@@ -486,6 +499,12 @@ void Graph::finish_update(GraphLaunch launch, detail::CapturedArgs&& args) {
   for (uint32_t i = 0; i < args.args.size(); ++i)
     if (!e.args.same(i, args)) changed.push_back(i);
   if (changed.empty()) return;
+  // A checked kernel's bounds follow its pointers: looked up before anything changes (a failed lookup
+  // throws and leaves the launch as it was).
+  const Kernel::State& ks = *e.kernel;
+  std::vector<uint64_t> bounds;
+  if (ks.hidden) bounds = detail::MemoryBounds::recorded(ks, args);
+  const bool bounds_changed = bounds != e.bounds;
   if (!g.mutable_list && (!g.owned || g.exposed.load(std::memory_order_relaxed)))
     throw LogicError("zex::Graph::update: the driver offers no mutable command lists (spec 1.9), so zex would "
                      "record the list of " + g.which() + " again, but " +
@@ -503,14 +522,21 @@ void Graph::finish_update(GraphLaunch launch, detail::CapturedArgs&& args) {
   const std::string step = "updating launch " + std::to_string(launch.number);
   try {
     if (g.mutable_list) {
-      std::vector<detail::ze_newer::MutableKernelArgumentDesc> descs(changed.size());
-      for (size_t k = 0; k < changed.size(); ++k) {
+      const size_t count = changed.size() + (bounds_changed ? 1 : 0);
+      std::vector<detail::ze_newer::MutableKernelArgumentDesc> descs(count);
+      for (size_t k = 0; k < count; ++k) {
         detail::ze_newer::MutableKernelArgumentDesc& d = descs[k];
-        d.pNext = k + 1 < changed.size() ? &descs[k + 1] : nullptr;
+        d.pNext = k + 1 < count ? &descs[k + 1] : nullptr;
         d.commandId = e.command_id;
-        d.argIndex = changed[k];
-        d.argSize = args.args[changed[k]].size;
-        d.pArgValue = args.value(changed[k]);
+        if (k < changed.size()) {
+          d.argIndex = changed[k];
+          d.argSize = args.args[changed[k]].size;
+          d.pArgValue = args.value(changed[k]);
+        } else {  // the hidden bounds struct, after the kernel's own arguments
+          d.argIndex = static_cast<uint32_t>(args.args.size());
+          d.argSize = bounds.size() * sizeof(uint64_t);
+          d.pArgValue = bounds.data();
+        }
       }
       detail::ze_newer::MutableCommandsDesc head;
       head.pNext = descs.data();
@@ -518,8 +544,10 @@ void Graph::finish_update(GraphLaunch launch, detail::CapturedArgs&& args) {
             "updating a zex::Graph's launch");
       check(zeCommandListClose(g.list), "zeCommandListClose", "closing a zex::Graph after an update");
       e.args = std::move(args);
+      e.bounds = std::move(bounds);
     } else {
       e.args = std::move(args);
+      e.bounds = std::move(bounds);
       g.rerecord();
     }
   } catch (...) {

@@ -377,6 +377,39 @@ TEST(MemoryChecksFault, AFailedLookupFailsTheLaunchAndLosesNothing) {
   EXPECT_EQ(dst[7], 8);
 }
 
+// The third lookup (the update's first) fails: update() throws naming the call, and the graph runs on
+// with the launch as recorded (CTest zex_memory_checks_graph_fault).
+TEST(MemoryChecksGraphFault, AFailedLookupInAnUpdateChangesNothing) {
+  const char* f = std::getenv("ZEX_CPU_FAIL");
+  if (!f || std::string(f).find("zeMemGetAddressRange:3") == std::string::npos)
+    GTEST_SKIP() << "runs in CTest zex_memory_checks_graph_fault (ZEX_CPU_FAIL=zeMemGetAddressRange:3:...)";
+  zex::ModuleOptions o;
+  o.check_memory = true;
+  zex::Module m(env().dev, spirv("O2"), o);
+  zex::Kernel k = m.kernel("copy2");
+  Buffer<int> src(4), dst(4), other(4);
+  for (int i = 0; i < 4; ++i) src[i] = 20 + i;
+  zex::Graph g(env().dev);
+  const zex::GraphLaunch h = g.launch(k, grid(4), src.get(), dst.get(), 4u);  // lookups 1 and 2
+  g.close();
+  try {
+    g.update(h, src.get(), other.get(), 4u);
+    FAIL() << "the injected failure must fail the update";
+  } catch (const zex::ZeError& e) {
+    EXPECT_EQ(e.result(), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
+    EXPECT_NE(std::string(e.what()).find("zeMemGetAddressRange"), std::string::npos) << e.what();
+  }
+  zex::Stream s(env().dev);
+  s.execute(g);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(dst[3], 23) << "the launch as recorded";
+  EXPECT_EQ(other[3], 0) << "the failed update changed the launch";
+  g.update(h, src.get(), other.get(), 4u);  // the next lookups succeed
+  s.execute(g);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(other[3], 23);
+}
+
 TEST(MemoryChecks, ZexCheckMemoryTurnsThemOnAndAGarbageValueIsRefused) {
   {
     ScopedEnv on("ZEX_CHECK_MEMORY", "1");
@@ -414,18 +447,82 @@ TEST(MemoryChecks, AModuleWithZexCodeKeepsItsOwnThrows) {
   EXPECT_EQ(e.values(), (std::vector<uint64_t>{256, 256}));
 }
 
-TEST(MemoryChecks, AGraphRefusesACheckedKernelWithAClearError) {
+// A graph records a checked launch with the bounds of the allocations its pointers point into then,
+// and an update looks them up again for the new pointers: in place on zex-cpu's mutable lists, and by
+// recording the list again under ZEX_GRAPH_UPDATE=rerecord (CTest zex_memory_checks_graph_rerecord).
+TEST(MemoryChecksGraph, RecordedLaunchesAreCheckedAndUpdatesFollowThePointers) {
   zex::ModuleOptions o;
   o.check_memory = true;
   zex::Module m(env().dev, spirv("O2"), o);
   zex::Kernel k = m.kernel("copy2");
+  Buffer<int> src(4), big(4), small(3), other(4);
+  for (int i = 0; i < 4; ++i) src[i] = 10 + i;
+  zex::Stream s(env().dev);
+  zex::Graph g(env().dev, "checked");
+  const uint32_t line = __LINE__ + 1;
+  const zex::GraphLaunch h = g.launch(k, grid(4), src.get(), big.get(), 4u);
+  g.close();
+  EXPECT_EQ(g.launches(), 1u);
+  s.execute(g);
+  s.synchronize();
+  EXPECT_EQ(big[3], 13);
+
+  // dst one element short: the execution throws at dst[3], before the write.
+  g.update(h, src.get(), small.get(), 4u);
+  s.execute(g);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e.name(), "OutOfBoundsAccess");
+  EXPECT_EQ(e.values(), (std::vector<uint64_t>{12, 12}));
+  EXPECT_NE(std::string(e.what()).find("write of argument 'dst' at byte offset 12 of an allocation of 12 bytes"),
+            std::string::npos)
+      << e.what();
+  ASSERT_TRUE(e.launch_site().has_value());
+  EXPECT_EQ(e.launch_site()->line, line);
+
+  // Another allocation of the right size: in bounds again, the graph and the stream both usable.
+  g.update(h, src.get(), other.get(), 4u);
+  s.execute(g);
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(other[3], 13);
+}
+
+// The graph and the stream set the same ze kernel's bounds: after the graph recorded (and re-recorded)
+// a launch with a short buffer, a stream launch with the pointers of its previous launch must not run
+// with the graph's bounds (a false report), nor the graph's execution with the stream's (a missed one).
+TEST(MemoryChecksGraph, AStreamLaunchAfterARecordingSetsItsOwnBounds) {
+  zex::ModuleOptions o;
+  o.check_memory = true;
+  zex::Module m(env().dev, spirv("O2"), o);
+  zex::Kernel k = m.kernel("copy2");
+  Buffer<int> src(4), big(4), small(3);
+  zex::Stream s(env().dev);
+  s.launch(k, grid(4), src.get(), big.get(), 4u);
+  s.synchronize();
   zex::Graph g(env().dev);
+  g.launch(k, grid(4), src.get(), small.get(), 4u);
+  g.close();
+  s.launch(k, grid(4), src.get(), big.get(), 4u);  // the bounds cached for these pointers: set again
+  EXPECT_NO_THROW(s.synchronize());
+  s.execute(g);
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e.values(), (std::vector<uint64_t>{12, 12}));
+  s.launch(k, grid(4), src.get(), big.get(), 4u);
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+// A graph's shape checks count the kernel's own arguments, not the hidden ones.
+TEST(MemoryChecksGraph, AWrongArgumentCountNamesTheKernelsOwnCount) {
+  zex::ModuleOptions o;
+  o.check_memory = true;
+  zex::Module m(env().dev, spirv("O2"), o);
+  zex::Kernel k = m.kernel("copy2");
   Buffer<int> src(4), dst(4);
+  zex::Graph g(env().dev);
   try {
-    g.launch(k, grid(4), src.get(), dst.get(), 4u);
-    FAIL() << "a graph cannot pass the bounds yet";
-  } catch (const std::logic_error& e) {
-    EXPECT_NE(std::string(e.what()).find("memory checks"), std::string::npos) << e.what();
+    g.launch(k, grid(4), src.get(), dst.get());
+    FAIL() << "two arguments for a kernel of three";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("3"), std::string::npos) << e.what();
   }
 }
 
