@@ -501,9 +501,12 @@ void Graph::finish_update(GraphLaunch launch, detail::CapturedArgs&& args) {
   if (changed.empty()) return;
   // A checked kernel's bounds follow its pointers: looked up before anything changes (a failed lookup
   // throws and leaves the launch as it was).
+  // Only when a checked argument changed: an update of scalars alone keeps the recorded bounds.
   const Kernel::State& ks = *e.kernel;
-  std::vector<uint64_t> bounds;
-  if (ks.hidden) bounds = detail::MemoryBounds::recorded(ks, args);
+  bool pointer_changed = false;
+  for (uint32_t i : changed)
+    pointer_changed = pointer_changed || std::binary_search(ks.checked.begin(), ks.checked.end(), i);
+  std::vector<uint64_t> bounds = pointer_changed ? detail::MemoryBounds::recorded(ks, args) : e.bounds;
   const bool bounds_changed = bounds != e.bounds;
   if (!g.mutable_list && (!g.owned || g.exposed.load(std::memory_order_relaxed)))
     throw LogicError("zex::Graph::update: the driver offers no mutable command lists (spec 1.9), so zex would "

@@ -392,6 +392,9 @@ TEST(MemoryChecksGraphFault, AFailedLookupInAnUpdateChangesNothing) {
   zex::Graph g(env().dev);
   const zex::GraphLaunch h = g.launch(k, grid(4), src.get(), dst.get(), 4u);  // lookups 1 and 2
   g.close();
+  // Scalars alone: the recorded bounds stand, no lookup (so the injected third one is still ahead).
+  EXPECT_NO_THROW(g.update(h, src.get(), dst.get(), 3u));
+  EXPECT_NO_THROW(g.update(h, src.get(), dst.get(), 4u));
   try {
     g.update(h, src.get(), other.get(), 4u);
     FAIL() << "the injected failure must fail the update";
