@@ -3,15 +3,29 @@
 // PoCL runs a work-group as a loop over its work-items, and LLVM vectorizes that loop only when no
 // block in it has a side effect it cannot predicate; a zex throw path (a CAS and stores) is such a
 // block, so a bounds-checked kernel stays scalar (docs/cpu-driver-compiler.md has the cost). When
-// every throw in a kernel is guarded by an affine check on get_global_id against a value that is the
-// same for the whole launch, the group's first and last work-items bound the check for all of its
-// work-items: the kernel gets a work-group-uniform branch to a copy of its body in which those checks
-// are known to pass, and PoCL's loop over that copy has no throw path at all.
+// every throw in a kernel is guarded by checks that compare affine functions of the work-item's ids
+// (zex's own `i >= n`, and the memory checks' `p - base <= size - bytes` on a pointer indexed by ids),
+// the group's corner work-items bound each check for all of its work-items: the kernel gets a
+// work-group-uniform branch to a copy of its body in which those checks are known to pass, and PoCL's
+// loop over that copy has no throw path at all.
+//
+// Why the corners are enough. Each side of a check is built from the ids by add, sub, mul by a
+// group-uniform value, shl by a constant, casts, getelementptr and ptrtoint. Modulo 2^w (the side's
+// width) that is the integer affine function F(g) = c + sum k_d g_d, with c and k_d computed once in
+// the new entry block. An affine function's extremes over the group's box of ids are at its corners;
+// so if F lies in the side's range ([0, 2^w) unsigned, or signed) at every corner it lies there for
+// every work-item, the side's value IS F(g) there (no wrap), and a comparison of two such sides that
+// holds at every corner holds throughout. A zext/sext of an id-dependent value needs its operand exact
+// the same way (the check is added to the predicate). Corner values are computed in i128 with ids
+// below 2^32, so the predicate itself cannot overflow.
 
 #include "compiler/parts.hpp"
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/DataLayout.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/GetElementPtrTypeIterator.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/MDBuilder.h>
@@ -19,8 +33,10 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
+#include <array>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 #include <set>
 
 namespace zexcpu {
@@ -42,93 +58,449 @@ bool calls_throw(const llvm::BasicBlock& bb) {
   return false;
 }
 
-// One recognised check: `br (icmp pred X, N)` where X = chain(get_global_id(dim)), N launch-invariant.
-struct BoundsCheck {
-  llvm::BranchInst* br = nullptr;
-  unsigned hot = 0;                         // successor index taken when the check passes
-  llvm::ICmpInst::Predicate pass_pred{};    // X pass_pred N  <=>  the check passes
-  unsigned dim = 0;
-  std::vector<llvm::Instruction*> chain;    // casts/adds from the get_global_id call to X, in order
-  llvm::Value* bound = nullptr;             // N
-};
+// Builtins whose value is the same for every work-item of a group (with a constant dimension).
+bool is_group_uniform_builtin(llvm::StringRef n) {
+  return n == "_Z12get_group_idj" || n == "_Z14get_local_sizej" || n == "_Z17get_global_offsetj" ||
+         n == "_Z14get_num_groupsj" || n == "_Z15get_global_sizej" || n == "_Z23get_enqueued_local_sizej";
+}
 
-// X: get_global_id(d) (d constant < 3) through zext/sext/trunc and add/sub of a constant.
-bool affine_in_gid(llvm::Value* v, BoundsCheck* c, int depth = 0) {
+// A byval kernel argument that the kernel only reads (through constant-index GEPs): its loads give the
+// same value to every work-item (zex's bounds struct is one).
+bool read_only_byval(const llvm::Argument* a) {
   using namespace llvm;
-  if (depth > 8) return false;
-  if (auto* call = dyn_cast<CallInst>(v)) {
-    Function* f = call->getCalledFunction();
-    if (!f || f->getName() != "_Z13get_global_idj") return false;
-    auto* d = dyn_cast<ConstantInt>(call->getArgOperand(0));
-    if (!d || d->getZExtValue() > 2) return false;
-    c->dim = static_cast<unsigned>(d->getZExtValue());
-    return true;
-  }
-  // llvm-spirv reads the GlobalInvocationId built-in as a vector of three get_global_id calls and an
-  // extract: a gid used twice (the check and a ZEX_CHECK_BOUNDS value) keeps that shape. The element
-  // extracted is the call inserted at its index.
-  if (auto* ex = dyn_cast<ExtractElementInst>(v)) {
-    auto* idx = dyn_cast<ConstantInt>(ex->getIndexOperand());
-    if (!idx) return false;
-    Value* vec = ex->getVectorOperand();
-    for (int steps = 0; steps < 4; ++steps) {
-      auto* ins = dyn_cast<InsertElementInst>(vec);
-      if (!ins) return false;
-      auto* at = dyn_cast<ConstantInt>(ins->getOperand(2));
-      if (!at) return false;
-      if (at->getZExtValue() == idx->getZExtValue()) return affine_in_gid(ins->getOperand(1), c, depth + 1);
-      vec = ins->getOperand(0);
+  if (!a->hasByValAttr()) return false;
+  std::vector<const Value*> work{a};
+  for (size_t i = 0; i < work.size(); ++i)
+    for (const User* u : work[i]->users()) {
+      if (auto* g = dyn_cast<GetElementPtrInst>(u)) {
+        if (!g->hasAllConstantIndices() || g->getPointerOperand() != work[i]) return false;
+        work.push_back(g);
+      } else if (auto* l = dyn_cast<LoadInst>(u)) {
+        if (l->isVolatile() || l->isAtomic()) return false;
+      } else if (auto* cb = dyn_cast<CallBase>(u)) {
+        // Passed on by value (a zex_state_t to a throw): the callee gets a copy.
+        for (unsigned k = 0; k < cb->arg_size(); ++k)
+          if (cb->getArgOperand(k) == work[i] && !cb->isByValArgument(k)) return false;
+      } else {
+        return false;
+      }
     }
-    return false;
-  }
-  auto* inst = dyn_cast<Instruction>(v);
-  if (!inst || !inst->getType()->isIntegerTy() || inst->getType()->getIntegerBitWidth() > 64) return false;
-  Value* from = nullptr;
-  if (isa<ZExtInst>(inst) || isa<SExtInst>(inst) || isa<TruncInst>(inst)) {
-    from = inst->getOperand(0);
-  } else if (inst->getOpcode() == Instruction::Add) {
-    if (isa<ConstantInt>(inst->getOperand(1))) from = inst->getOperand(0);
-    else if (isa<ConstantInt>(inst->getOperand(0))) from = inst->getOperand(1);
-  } else if (inst->getOpcode() == Instruction::Sub && isa<ConstantInt>(inst->getOperand(1))) {
-    from = inst->getOperand(0);
-  }
-  if (!from || !affine_in_gid(from, c, depth + 1)) return false;
-  c->chain.push_back(inst);
   return true;
 }
 
-// N: kernel arguments and constants combined by casts and arithmetic that cannot trap (no loads: memory
-// may change between work-items).
-bool launch_invariant(llvm::Value* v, int depth = 0) {
+enum class Kind { none, uniform, linear };
+
+// What a value is, per work-item: the same for the group (uniform), an affine function of the ids
+// (linear: which dimensions it may depend on), or neither.
+struct Class {
+  Kind kind = Kind::none;
+  unsigned dims = 0;  // bit d: may depend on the id in dimension d
+};
+
+struct Analysis {
+  const llvm::DataLayout& dl;
+  std::map<const llvm::Value*, Class> memo;
+
+  static int dim_of(const llvm::CallInst* call, llvm::StringRef name) {
+    const llvm::Function* f = call->getCalledFunction();
+    if (!f || f->getName() != name) return -1;
+    auto* d = llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(0));
+    return d && d->getZExtValue() <= 2 ? static_cast<int>(d->getZExtValue()) : -1;
+  }
+
+  // The get_global_id / get_local_id call an extractelement reads (llvm-spirv reads the
+  // GlobalInvocationId built-in as a vector of three calls and an extract).
+  static llvm::Value* extracted(const llvm::ExtractElementInst* ex) {
+    using namespace llvm;
+    auto* idx = dyn_cast<ConstantInt>(ex->getIndexOperand());
+    if (!idx) return nullptr;
+    const Value* vec = ex->getVectorOperand();
+    for (int steps = 0; steps < 4; ++steps) {
+      auto* ins = dyn_cast<InsertElementInst>(vec);
+      if (!ins) return nullptr;
+      auto* at = dyn_cast<ConstantInt>(ins->getOperand(2));
+      if (!at) return nullptr;
+      if (at->getZExtValue() == idx->getZExtValue()) return const_cast<Value*>(ins->getOperand(1));
+      vec = ins->getOperand(0);
+    }
+    return nullptr;
+  }
+
+  Class classify(const llvm::Value* v, int depth = 0) {
+    auto it = memo.find(v);
+    if (it != memo.end()) return it->second;
+    Class c = depth > 24 ? Class{} : compute(v, depth);
+    memo[v] = c;
+    return c;
+  }
+
+  Class compute(const llvm::Value* v, int depth) {
+    using namespace llvm;
+    const Class none{}, uniform{Kind::uniform, 0};
+    Type* t = v->getType();
+    if (!t->isIntegerTy() && !t->isPointerTy()) return none;
+    if (t->isIntegerTy() && t->getIntegerBitWidth() > 64) return none;
+    if (isa<ConstantInt>(v) || isa<ConstantPointerNull>(v)) return uniform;
+    if (auto* a = dyn_cast<Argument>(v)) return a->hasByValAttr() ? none : uniform;
+    auto* inst = dyn_cast<Instruction>(v);
+    if (!inst) return none;
+    auto sub = [&](const Value* o) { return classify(o, depth + 1); };
+    // Combines operands' classes: uniform if all are, linear (union of dims) if `linear_ok`.
+    auto join = [&](std::initializer_list<const Value*> ops, bool linear_ok) {
+      Class r = uniform;
+      for (const Value* o : ops) {
+        Class c = sub(o);
+        if (c.kind == Kind::none) return none;
+        if (c.kind == Kind::linear) {
+          if (!linear_ok) return none;
+          r.kind = Kind::linear;
+          r.dims |= c.dims;
+        }
+      }
+      return r;
+    };
+    if (auto* call = dyn_cast<CallInst>(inst)) {
+      for (const char* n : {"_Z13get_global_idj", "_Z12get_local_idj"})
+        if (int d = dim_of(call, n); d >= 0) return Class{Kind::linear, 1u << d};
+      const Function* f = call->getCalledFunction();
+      if (f && is_group_uniform_builtin(f->getName()) && isa<ConstantInt>(call->getArgOperand(0)))
+        return uniform;
+      // Integer intrinsics that cannot trap or touch memory (instcombine makes the memory checks'
+      // `size >= b ? size - (b - 1) : 0` a usub.sat), of uniform operands.
+      if (f && f->isIntrinsic() && f->doesNotAccessMemory() && isSafeToSpeculativelyExecute(call)) {
+        for (const Use& u : call->args())
+          if (sub(u.get()).kind != Kind::uniform) return none;
+        return uniform;
+      }
+      return none;
+    }
+    if (auto* ex = dyn_cast<ExtractElementInst>(inst)) {
+      const Value* e = extracted(ex);
+      return e && isa<CallInst>(e) ? sub(e) : none;
+    }
+    if (auto* l = dyn_cast<LoadInst>(inst)) {
+      // A load from a read-only byval argument (through constant GEPs).
+      const Value* p = l->getPointerOperand();
+      while (auto* g = dyn_cast<GetElementPtrInst>(p)) p = g->getPointerOperand();
+      auto* a = dyn_cast<Argument>(p);
+      return a && !l->isVolatile() && !l->isAtomic() && read_only_byval(a) ? uniform : none;
+    }
+    if (auto* g = dyn_cast<GetElementPtrInst>(inst)) {
+      Class r = sub(g->getPointerOperand());
+      if (r.kind == Kind::none) return none;
+      for (auto gi = gep_type_begin(g); gi != gep_type_end(g); ++gi) {
+        Class c = sub(gi.getOperand());
+        if (c.kind == Kind::none || (gi.isStruct() && !isa<ConstantInt>(gi.getOperand()))) return none;
+        if (gi.getOperand()->getType()->getIntegerBitWidth() > 64) return none;
+        if (c.kind == Kind::linear) {
+          r.kind = Kind::linear;
+          r.dims |= c.dims;
+        }
+      }
+      return r;
+    }
+    if (auto* cst = dyn_cast<CastInst>(inst)) {
+      switch (cst->getOpcode()) {
+        case Instruction::ZExt: case Instruction::SExt: case Instruction::Trunc:
+        case Instruction::BitCast: case Instruction::AddrSpaceCast:
+          return sub(inst->getOperand(0));
+        case Instruction::PtrToInt:
+          // A pointer's address as a 64-bit integer (spir64 pointers are 64 bits).
+          return t->getIntegerBitWidth() == 64 ? sub(inst->getOperand(0)) : none;
+        default:
+          return none;
+      }
+    }
+    switch (inst->getOpcode()) {
+      case Instruction::Add: case Instruction::Sub:
+        return join({inst->getOperand(0), inst->getOperand(1)}, true);
+      case Instruction::Mul: {
+        Class a = sub(inst->getOperand(0)), b = sub(inst->getOperand(1));
+        if (a.kind == Kind::none || b.kind == Kind::none) return none;
+        if (a.kind == Kind::linear && b.kind == Kind::linear) return none;
+        return a.kind == Kind::linear ? a : b;
+      }
+      case Instruction::Shl: case Instruction::LShr: case Instruction::AShr: {
+        // Only by a constant amount below the width (a larger one is poison, which the original might
+        // never have computed); only shl stays affine.
+        auto* k = dyn_cast<ConstantInt>(inst->getOperand(1));
+        if (!k || k->getZExtValue() >= t->getIntegerBitWidth()) return none;
+        Class a = sub(inst->getOperand(0));
+        if (a.kind == Kind::linear && inst->getOpcode() != Instruction::Shl) return none;
+        return a;
+      }
+      case Instruction::And: case Instruction::Or: case Instruction::Xor:
+        return join({inst->getOperand(0), inst->getOperand(1)}, false);
+      case Instruction::ICmp:
+        return join({inst->getOperand(0), inst->getOperand(1)}, false);
+      case Instruction::Select:
+        return join({inst->getOperand(0), inst->getOperand(1), inst->getOperand(2)}, false);
+      default:
+        return none;
+    }
+  }
+};
+
+// A linear value's affine form in the new entry block: value == c + sum k[d] * id_d (modulo 2^width),
+// components of the value's width (64 for pointers); k[d] null where it does not depend on dimension d.
+struct Form {
+  unsigned width = 64;
+  llvm::Value* c = nullptr;
+  std::array<llvm::Value*, 3> k{};
+};
+
+// A value that must equal its form exactly (no wrap) for the corners to speak for the group.
+struct Exact {
+  Form f;
+  bool is_signed = false;
+};
+
+struct Emitter {
+  Analysis& an;
+  llvm::IRBuilder<>& ir;
+  std::array<llvm::Value*, 3> first;  // the group's first global id per dimension (i64)
+  std::map<const llvm::Value*, llvm::Value*> uniform_copy;
+  std::map<const llvm::Value*, Form> forms;
+  std::vector<Exact> exact;
+
+  llvm::Type* int_of(const llvm::Value* v) {
+    llvm::Type* t = v->getType();
+    return t->isPointerTy() ? llvm::Type::getInt64Ty(t->getContext()) : t;
+  }
+
+  // A uniform value recomputed in the entry block (flags that could make poison dropped). Pointers
+  // become their 64-bit address.
+  llvm::Value* uniform(const llvm::Value* v) {
+    using namespace llvm;
+    auto it = uniform_copy.find(v);
+    if (it != uniform_copy.end()) return it->second;
+    Value* r = nullptr;
+    if (isa<Constant>(v) || isa<Argument>(v)) {
+      r = const_cast<Value*>(v);
+    } else if (auto* l = dyn_cast<LoadInst>(v)) {
+      Value* p = const_cast<Value*>(l->getPointerOperand());
+      std::vector<const GetElementPtrInst*> geps;
+      while (auto* g = dyn_cast<GetElementPtrInst>(p)) {
+        geps.push_back(g);
+        p = g->getPointerOperand();
+      }
+      for (auto g = geps.rbegin(); g != geps.rend(); ++g) {
+        std::vector<Value*> idx((*g)->idx_begin(), (*g)->idx_end());
+        p = ir.CreateGEP((*g)->getSourceElementType(), p, idx);
+      }
+      r = ir.CreateAlignedLoad(l->getType(), p, l->getAlign());
+    } else if (auto* call = dyn_cast<CallInst>(v)) {
+      std::vector<Value*> args;
+      for (const Use& u : call->args())
+        args.push_back(isa<Constant>(u.get()) ? u.get() : uniform(u.get()));
+      CallInst* ci = ir.CreateCall(call->getFunctionType(), call->getCalledOperand(), args);
+      ci->setCallingConv(call->getCallingConv());
+      r = ci;
+    } else if (auto* ex = dyn_cast<ExtractElementInst>(v)) {
+      r = uniform(Analysis::extracted(ex));
+    } else if (auto* g = dyn_cast<GetElementPtrInst>(v)) {
+      std::vector<Value*> idx;
+      for (const Use& u : g->indices()) idx.push_back(uniform(u.get()));
+      r = ir.CreateGEP(g->getSourceElementType(), uniform_ptr(g->getPointerOperand()), idx);
+    } else if (auto* cst = dyn_cast<CastInst>(v)) {
+      if (cst->getOpcode() == Instruction::BitCast || cst->getOpcode() == Instruction::AddrSpaceCast ||
+          cst->getOpcode() == Instruction::PtrToInt)
+        r = uniform(cst->getOperand(0));  // pointers are already their address
+      else
+        r = ir.CreateCast(cst->getOpcode(), uniform(cst->getOperand(0)), cst->getType());
+    } else if (auto* cmp = dyn_cast<ICmpInst>(v)) {
+      r = ir.CreateICmp(cmp->getPredicate(), uniform(cmp->getOperand(0)), uniform(cmp->getOperand(1)));
+    } else if (auto* sel = dyn_cast<SelectInst>(v)) {
+      r = ir.CreateSelect(uniform(sel->getCondition()), uniform(sel->getTrueValue()), uniform(sel->getFalseValue()));
+    } else {
+      auto* bin = cast<BinaryOperator>(v);
+      r = ir.CreateBinOp(bin->getOpcode(), uniform(bin->getOperand(0)), uniform(bin->getOperand(1)));
+    }
+    if (r->getType()->isPointerTy()) r = ir.CreatePtrToInt(r, int_of(v));
+    uniform_copy[v] = r;
+    return r;
+  }
+
+  // A uniform pointer as a pointer (for a GEP's base).
+  llvm::Value* uniform_ptr(const llvm::Value* p) {
+    return ir.CreateIntToPtr(uniform(p), p->getType());
+  }
+
+  // Coefficients combined once per operation and operands, so that forms with the same dependence on
+  // the ids keep the same coefficient values (their variable part is then shared).
+  std::map<std::tuple<int, llvm::Value*, llvm::Value*>, llvm::Value*> combined;
+  llvm::Value* add(llvm::Value* a, llvm::Value* b) {
+    if (!a || !b) return a ? a : b;
+    llvm::Value*& r = combined[{0, a, b}];
+    if (!r) r = ir.CreateAdd(a, b);
+    return r;
+  }
+  llvm::Value* neg(llvm::Value* a) {
+    llvm::Value*& r = combined[{1, a, nullptr}];
+    if (!r) r = ir.CreateNeg(a);
+    return r;
+  }
+  llvm::Value* mul(llvm::Value* a, llvm::Value* b) {
+    if (!a) return nullptr;
+    llvm::Value*& r = combined[{2, a, b}];
+    if (!r) r = ir.CreateMul(a, b);
+    return r;
+  }
+  llvm::Value* zero(unsigned w) { return llvm::ConstantInt::get(ir.getIntNTy(w), 0); }
+
+  Form uniform_form(const llvm::Value* v) {
+    Form f;
+    f.width = int_of(v)->getIntegerBitWidth();
+    f.c = uniform(v);
+    return f;
+  }
+
+  Form resize(const Form& in, unsigned w, bool sext) {
+    Form f;
+    f.width = w;
+    auto cv = [&](llvm::Value* x) -> llvm::Value* {
+      if (!x || in.width == w) return x;
+      return w < in.width ? ir.CreateTrunc(x, ir.getIntNTy(w)) : sext ? ir.CreateSExt(x, ir.getIntNTy(w))
+                                                                      : ir.CreateZExt(x, ir.getIntNTy(w));
+    };
+    f.c = cv(in.c);
+    for (int d = 0; d < 3; ++d) f.k[d] = cv(in.k[d]);
+    return f;
+  }
+
+  // An extension of a linear value: exact if its operand is (checked at the corners), then the same
+  // integer function, whose components sign-extended represent it.
+  Form extend(const llvm::Value* operand, unsigned w, bool is_signed) {
+    Form in = form(operand);
+    exact.push_back({in, is_signed});
+    return resize(in, w, true);
+  }
+
+  Form form(const llvm::Value* v) {
+    using namespace llvm;
+    Class cl = an.classify(v);
+    if (cl.kind == Kind::uniform) return uniform_form(v);
+    auto it = forms.find(v);
+    if (it != forms.end()) return it->second;
+    Form f;
+    f.width = int_of(v)->getIntegerBitWidth();
+    unsigned w = f.width;
+    if (auto* call = dyn_cast<CallInst>(v)) {
+      int d = Analysis::dim_of(call, "_Z13get_global_idj");
+      bool local = d < 0;
+      if (local) d = Analysis::dim_of(call, "_Z12get_local_idj");
+      f.c = local ? ir.CreateNeg(first[d]) : zero(64);
+      f.k[d] = ConstantInt::get(ir.getInt64Ty(), 1);
+    } else if (auto* ex = dyn_cast<ExtractElementInst>(v)) {
+      f = form(Analysis::extracted(ex));
+    } else if (auto* g = dyn_cast<GetElementPtrInst>(v)) {
+      f = form(g->getPointerOperand());
+      const DataLayout& dl = an.dl;
+      for (auto gi = gep_type_begin(g); gi != gep_type_end(g); ++gi) {
+        if (StructType* st = gi.getStructTypeOrNull()) {
+          uint64_t off = dl.getStructLayout(st)->getElementOffset(
+              static_cast<unsigned>(cast<ConstantInt>(gi.getOperand())->getZExtValue()));
+          f.c = ir.CreateAdd(f.c, ir.getInt64(off));
+          continue;
+        }
+        Value* stride = ir.getInt64(dl.getTypeAllocSize(gi.getIndexedType()).getFixedSize());
+        const Value* idx = gi.getOperand();
+        // Indices narrower than the pointer are sign-extended.
+        Form fi = an.classify(idx).kind == Kind::uniform
+                      ? resize(uniform_form(idx), 64, true)
+                      : (idx->getType()->getIntegerBitWidth() < 64 ? extend(idx, 64, true) : form(idx));
+        f.c = ir.CreateAdd(f.c, ir.CreateMul(fi.c, stride));
+        for (int d = 0; d < 3; ++d) f.k[d] = add(f.k[d], mul(fi.k[d], stride));
+      }
+    } else if (auto* cst = dyn_cast<CastInst>(v)) {
+      const Value* op = cst->getOperand(0);
+      switch (cst->getOpcode()) {
+        case Instruction::ZExt: f = extend(op, w, false); break;
+        case Instruction::SExt: f = extend(op, w, true); break;
+        case Instruction::Trunc: f = resize(form(op), w, true); break;
+        default: f = form(op); break;  // bitcast, addrspacecast, ptrtoint (64 bits)
+      }
+    } else {
+      auto* bin = cast<BinaryOperator>(v);
+      const Value* a = bin->getOperand(0);
+      const Value* b = bin->getOperand(1);
+      switch (bin->getOpcode()) {
+        case Instruction::Add: case Instruction::Sub: {
+          Form fa = form(a), fb = form(b);
+          bool is_sub = bin->getOpcode() == Instruction::Sub;
+          f.c = is_sub ? ir.CreateSub(fa.c, fb.c) : ir.CreateAdd(fa.c, fb.c);
+          for (int d = 0; d < 3; ++d) {
+            Value* kb = fb.k[d] && is_sub ? neg(fb.k[d]) : fb.k[d];
+            f.k[d] = add(fa.k[d], kb);
+          }
+          break;
+        }
+        case Instruction::Mul: {
+          if (an.classify(a).kind == Kind::uniform) std::swap(a, b);
+          Form fa = form(a);
+          Value* u = uniform(b);
+          f.c = ir.CreateMul(fa.c, u);
+          for (int d = 0; d < 3; ++d) f.k[d] = mul(fa.k[d], u);
+          break;
+        }
+        default: {  // shl by a constant
+          Form fa = form(a);
+          Value* u = ir.CreateShl(ConstantInt::get(ir.getIntNTy(w), 1), bin->getOperand(1));
+          f.c = ir.CreateMul(fa.c, u);
+          for (int d = 0; d < 3; ++d) f.k[d] = mul(fa.k[d], u);
+          break;
+        }
+      }
+    }
+    forms[v] = f;
+    return f;
+  }
+};
+
+// One recognised check: a conditional branch whose cold successor leads to a throw, on a condition
+// that is an and (or, when the hot successor is the false one) of comparisons of linear or uniform
+// values.
+struct BoundsCheck {
+  llvm::BranchInst* br = nullptr;
+  unsigned hot = 0;  // successor index taken when the check passes
+  // Comparisons that pass: lhs pred rhs.
+  struct Leaf {
+    llvm::ICmpInst* cmp;
+    llvm::ICmpInst::Predicate pass_pred;
+  };
+  std::vector<Leaf> leaves;
+};
+
+// Splits `cond` (which must equal `want` for the check to pass) into comparisons that must all pass.
+bool leaves_of(llvm::Value* cond, bool want, Analysis& an, std::vector<BoundsCheck::Leaf>* out, int depth = 0) {
   using namespace llvm;
   if (depth > 8) return false;
-  if (isa<Argument>(v)) return v->getType()->isIntegerTy();
-  if (isa<ConstantInt>(v)) return true;
-  auto* inst = dyn_cast<Instruction>(v);
+  Value *a = nullptr, *b = nullptr;
+  auto* inst = dyn_cast<Instruction>(cond);
   if (!inst) return false;
-  if (isa<CastInst>(inst) && !isa<BitCastInst>(inst) && !isa<IntToPtrInst>(inst) && !isa<PtrToIntInst>(inst))
-    return launch_invariant(inst->getOperand(0), depth + 1);
-  switch (inst->getOpcode()) {
-    case Instruction::Add: case Instruction::Sub: case Instruction::Mul: case Instruction::And:
-    case Instruction::Or: case Instruction::Xor: case Instruction::Shl: case Instruction::LShr:
-    case Instruction::AShr:
-      // nsw/nuw/exact would make a poison the original never evaluates here; the copy drops them.
-      return launch_invariant(inst->getOperand(0), depth + 1) && launch_invariant(inst->getOperand(1), depth + 1);
-    default:
-      return false;
+  // want true: and(a, b) or select(a, b, false); want false: or(a, b) or select(a, true, b).
+  if (inst->getOpcode() == Instruction::And && want) {
+    a = inst->getOperand(0), b = inst->getOperand(1);
+  } else if (inst->getOpcode() == Instruction::Or && !want) {
+    a = inst->getOperand(0), b = inst->getOperand(1);
+  } else if (auto* sel = dyn_cast<SelectInst>(inst)) {
+    auto* k = dyn_cast<ConstantInt>(want ? sel->getFalseValue() : sel->getTrueValue());
+    if (!k || k->isOne() == want) return false;
+    a = sel->getCondition();
+    b = want ? sel->getTrueValue() : sel->getFalseValue();
+  } else if (inst->getOpcode() == Instruction::Xor && isa<ConstantInt>(inst->getOperand(1)) &&
+             cast<ConstantInt>(inst->getOperand(1))->isOne()) {
+    return leaves_of(inst->getOperand(0), !want, an, out, depth + 1);
   }
-}
-
-// Copies an invariant expression (or a gid chain, with `gid` for the get_global_id call) at the builder.
-llvm::Value* rebuild(llvm::IRBuilder<>& ir, llvm::Value* v, llvm::Value* gid) {
-  using namespace llvm;
-  if (isa<Argument>(v) || isa<Constant>(v)) return v;
-  if (isa<CallInst>(v)) return gid;
-  auto* inst = cast<Instruction>(v);
-  if (auto* cast = dyn_cast<CastInst>(inst))
-    return ir.CreateCast(cast->getOpcode(), rebuild(ir, inst->getOperand(0), gid), inst->getType());
-  return ir.CreateBinOp(static_cast<Instruction::BinaryOps>(inst->getOpcode()),
-                        rebuild(ir, inst->getOperand(0), gid), rebuild(ir, inst->getOperand(1), gid));
+  if (a) return leaves_of(a, want, an, out, depth + 1) && leaves_of(b, want, an, out, depth + 1);
+  auto* cmp = dyn_cast<ICmpInst>(inst);
+  if (!cmp || !cmp->getOperand(0)->getType()->isIntegerTy()) return false;
+  Class ca = an.classify(cmp->getOperand(0)), cb = an.classify(cmp->getOperand(1));
+  if (ca.kind == Kind::none || cb.kind == Kind::none) return false;
+  // eq/ne are not convex; fine when both sides are uniform.
+  if (!cmp->isRelational() && (ca.kind == Kind::linear || cb.kind == Kind::linear)) return false;
+  out->push_back({cmp, want ? cmp->getPredicate() : cmp->getInversePredicate()});
+  return true;
 }
 
 }  // namespace
@@ -141,6 +513,7 @@ unsigned version_bounds_checks(llvm::Module& m) {
   LLVMContext& ctx = m.getContext();
   Type* i32 = Type::getInt32Ty(ctx);
   Type* i64 = Type::getInt64Ty(ctx);
+  Type* i128 = Type::getIntNTy(ctx, 128);
   auto builtin = [&](const char* name) {
     FunctionCallee c = m.getOrInsertFunction(name, FunctionType::get(i64, {i32}, false));
     if (auto* f = dyn_cast<Function>(c.getCallee())) {
@@ -175,29 +548,17 @@ unsigned version_bounds_checks(llvm::Module& m) {
       }
       return false;
     };
+    Analysis an{m.getDataLayout(), {}};
     std::vector<BoundsCheck> checks;
     for (BasicBlock& bb : f) {
       auto* br = dyn_cast<BranchInst>(bb.getTerminator());
       if (!br || !br->isConditional()) continue;
       bool cold0 = leads_to_throw(br->getSuccessor(0)), cold1 = leads_to_throw(br->getSuccessor(1));
       if (cold0 == cold1) continue;
-      auto* cmp = dyn_cast<ICmpInst>(br->getCondition());
-      if (!cmp || !cmp->isRelational()) continue;
       BoundsCheck c;
       c.br = br;
       c.hot = cold0 ? 1 : 0;
-      ICmpInst::Predicate p = cmp->getPredicate();
-      Value* x = cmp->getOperand(0);
-      Value* n = cmp->getOperand(1);
-      if (!affine_in_gid(x, &c)) {
-        c.chain.clear();
-        std::swap(x, n);
-        p = ICmpInst::getSwappedPredicate(p);
-        if (!affine_in_gid(x, &c)) continue;
-      }
-      if (!launch_invariant(n)) continue;
-      c.pass_pred = c.hot == 0 ? p : ICmpInst::getInversePredicate(p);
-      c.bound = n;
+      if (!leaves_of(br->getCondition(), c.hot == 0, an, &c.leaves)) continue;
       checks.push_back(std::move(c));
     }
     if (checks.empty()) continue;
@@ -222,9 +583,8 @@ unsigned version_bounds_checks(llvm::Module& m) {
       if (throw_reachable) continue;
     }
 
-    // The predicate, in a new entry block: for each check, the group's first and last work-items pass,
-    // and every step of X goes up by exactly one per work-item between them (no wrap), so the check
-    // passes for all the work-items in between.
+    // The predicate, in a new entry block: every check passes at every corner of the group's box of
+    // global ids, and every value that must be exact is, at every corner (see the top of the file).
     BasicBlock* old_entry = &f.getEntryBlock();
     BasicBlock* pre = BasicBlock::Create(ctx, "zex.version", &f, old_entry);
     // Static allocas stay in the entry block, shared by both versions (only one runs per work-item).
@@ -233,42 +593,100 @@ unsigned version_bounds_checks(llvm::Module& m) {
       if (auto* a = dyn_cast<AllocaInst>(&i); a && a->isStaticAlloca()) allocas.push_back(a);
     for (AllocaInst* a : allocas) a->moveBefore(*pre, pre->end());
     IRBuilder<> ir(pre);
-    Value* first[3] = {nullptr, nullptr, nullptr};
-    Value* span[3] = {nullptr, nullptr, nullptr};
     auto call = [&](const char* name, unsigned d) {
       CallInst* ci = ir.CreateCall(builtin(name), {ConstantInt::get(i32, d)});
       ci->setCallingConv(CallingConv::SPIR_FUNC);
       return ci;
     };
+    Emitter em{an, ir, {}, {}, {}, {}, {}};
+    std::array<Value*, 3> last{}, lo128{}, hi128{};
     Value* pred = ConstantInt::getTrue(ctx);
-    for (const BoundsCheck& c : checks) {
-      unsigned d = c.dim;
-      if (!first[d]) {
-        Value* size = call("_Z14get_local_sizej", d);
-        first[d] = ir.CreateAdd(ir.CreateMul(call("_Z12get_group_idj", d), size), call("_Z17get_global_offsetj", d));
-        span[d] = ir.CreateSub(size, ConstantInt::get(i64, 1));
+    for (unsigned d = 0; d < 3; ++d) {
+      Value* size = call("_Z14get_local_sizej", d);
+      em.first[d] = ir.CreateAdd(ir.CreateMul(call("_Z12get_group_idj", d), size), call("_Z17get_global_offsetj", d));
+      last[d] = ir.CreateAdd(em.first[d], ir.CreateSub(size, ConstantInt::get(i64, 1)));
+      // Ids below 2^32 keep every corner value of the predicate far inside i128.
+      pred = ir.CreateAnd(pred, ir.CreateICmpULT(last[d], ConstantInt::get(i64, uint64_t(1) << 32)));
+      pred = ir.CreateAnd(pred, ir.CreateICmpULE(em.first[d], last[d]));
+      lo128[d] = ir.CreateZExt(em.first[d], i128);
+      hi128[d] = ir.CreateZExt(last[d], i128);
+    }
+    // A form's least and greatest exact value over the group's box: c plus, per dimension, the smaller
+    // and the larger of k*first and k*last. Forms of accesses off one index (c[i], c[i+1], c[i-w]) share
+    // their coefficients, so the variable part is computed once for all of them.
+    std::map<std::array<Value*, 3>, std::pair<Value*, Value*>> variable;
+    auto range = [&](const Form& fm) {
+      auto it = variable.find(fm.k);
+      if (it == variable.end()) {
+        Value* vmin = ConstantInt::get(i128, 0);
+        Value* vmax = vmin;
+        for (unsigned d = 0; d < 3; ++d) {
+          if (!fm.k[d]) continue;
+          Value* k = ir.CreateSExt(fm.k[d], i128);
+          Value* at_lo = ir.CreateMul(k, lo128[d]);
+          Value* at_hi = ir.CreateMul(k, hi128[d]);
+          Value* rising = ir.CreateICmpSGE(k, ConstantInt::get(i128, 0));
+          vmin = ir.CreateAdd(vmin, ir.CreateSelect(rising, at_lo, at_hi));
+          vmax = ir.CreateAdd(vmax, ir.CreateSelect(rising, at_hi, at_lo));
+        }
+        it = variable.emplace(fm.k, std::make_pair(vmin, vmax)).first;
       }
-      Value* last = ir.CreateAdd(first[d], span[d]);
-      // Each step at both ends (the gid itself cannot wrap within a group).
-      Value* lo = first[d];
-      Value* hi = last;
-      for (Instruction* step : c.chain) {
-        auto one = [&](Value* in) -> Value* {
-          if (auto* cast = dyn_cast<CastInst>(step)) return ir.CreateCast(cast->getOpcode(), in, step->getType());
-          Value* k = isa<ConstantInt>(step->getOperand(1)) ? step->getOperand(1) : step->getOperand(0);
-          return ir.CreateBinOp(static_cast<Instruction::BinaryOps>(step->getOpcode()), in, k);
+      Value* c = ir.CreateSExt(fm.c, i128);
+      return std::make_pair(ir.CreateAdd(c, it->second.first), ir.CreateAdd(c, it->second.second));
+    };
+    // The exact values [lo, hi] lie in a w-bit integer's range: (lo is above its least, hi below its
+    // greatest).
+    auto in_range = [&](std::pair<Value*, Value*> r, unsigned w, bool is_signed) {
+      APInt lo = is_signed ? APInt::getSignedMinValue(w).sext(128) : APInt(128, 0);
+      APInt hi = is_signed ? APInt::getSignedMaxValue(w).sext(128) : APInt::getMaxValue(w).zext(128);
+      return std::make_pair(ir.CreateICmpSGE(r.first, ConstantInt::get(i128, lo)),
+                            ir.CreateICmpSLE(r.second, ConstantInt::get(i128, hi)));
+    };
+    for (const BoundsCheck& c : checks)
+      for (const BoundsCheck::Leaf& leaf : c.leaves) {
+        const Value* a = leaf.cmp->getOperand(0);
+        const Value* b = leaf.cmp->getOperand(1);
+        bool is_signed = ICmpInst::isSigned(leaf.pass_pred);
+        if (an.classify(a).kind == Kind::uniform && an.classify(b).kind == Kind::uniform) {
+          pred = ir.CreateAnd(pred, ir.CreateICmp(leaf.pass_pred, em.uniform(a), em.uniform(b)));
+          continue;
+        }
+        unsigned w = em.int_of(a)->getIntegerBitWidth();
+        const bool a_below = ICmpInst::isLT(leaf.pass_pred) || ICmpInst::isLE(leaf.pass_pred);
+        // [least, greatest] exact value of a side. A uniform side is exact as it is, extended the way
+        // the comparison reads it; a linear one must not wrap anywhere in the group. Against a uniform
+        // side, the comparison itself bounds the linear side on one end (a.max < b <= the type's
+        // maximum), so only the other end is checked.
+        const bool a_uniform = an.classify(a).kind == Kind::uniform, b_uniform = an.classify(b).kind == Kind::uniform;
+        auto side = [&](const Value* v, bool is_a) {
+          if (an.classify(v).kind == Kind::uniform) {
+            Value* u = em.uniform(v);
+            u = is_signed ? ir.CreateSExt(u, i128) : ir.CreateZExt(u, i128);
+            return std::make_pair(u, u);
+          }
+          auto r = range(em.form(v));
+          const bool other_uniform = is_a ? b_uniform : a_uniform;
+          const bool below = is_a == a_below;  // this side is the smaller one of the comparison
+          auto lim = in_range(r, w, is_signed);
+          if (!other_uniform) pred = ir.CreateAnd(pred, ir.CreateAnd(lim.first, lim.second));
+          else pred = ir.CreateAnd(pred, below ? lim.first : lim.second);
+          return r;
         };
-        lo = one(lo);
-        hi = one(hi);
-        Value* diff = ir.CreateSub(hi, lo);
-        Value* diff64 = diff->getType() == i64 ? diff : ir.CreateZExt(diff, i64);
-        pred = ir.CreateAnd(pred, ir.CreateICmpUGE(hi, lo));
-        pred = ir.CreateAnd(pred, ir.CreateICmpEQ(diff64, span[d]));
+        auto ra = side(a, true), rb = side(b, false);
+        // a pred b for every work-item if it holds between a's and b's farthest values (both exact, so
+        // compared as i128). Equality needs both sides uniform (leaves_of).
+        Value* ok = nullptr;
+        switch (ICmpInst::getSignedPredicate(leaf.pass_pred)) {
+          case ICmpInst::ICMP_SLT: ok = ir.CreateICmpSLT(ra.second, rb.first); break;
+          case ICmpInst::ICMP_SLE: ok = ir.CreateICmpSLE(ra.second, rb.first); break;
+          case ICmpInst::ICMP_SGT: ok = ir.CreateICmpSGT(ra.first, rb.second); break;
+          default: ok = ir.CreateICmpSGE(ra.first, rb.second); break;
+        }
+        pred = ir.CreateAnd(pred, ok);
       }
-      if (ICmpInst::isSigned(c.pass_pred)) pred = ir.CreateAnd(pred, ir.CreateICmpSGE(hi, lo));
-      Value* n = rebuild(ir, c.bound, nullptr);
-      pred = ir.CreateAnd(pred, ir.CreateICmp(c.pass_pred, lo, n));
-      pred = ir.CreateAnd(pred, ir.CreateICmp(c.pass_pred, hi, n));
+    for (const Exact& e : em.exact) {
+      auto lim = in_range(range(e.f), e.f.width, e.is_signed);
+      pred = ir.CreateAnd(pred, ir.CreateAnd(lim.first, lim.second));
     }
 
     // The fast copy of the body, with the checks folded to their passing successor.

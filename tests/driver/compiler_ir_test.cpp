@@ -172,6 +172,42 @@ TEST(BoundsVersioning, AGuardedThrowGetsAFastCopy) {
   EXPECT_EQ(m->getFunction("k")->getEntryBlock().getName(), "zex.version");
 }
 
+// The memory checks' shape (after instcombine): the offset of &o[y * w + x] from the allocation's base,
+// loaded from the by-value bounds struct, against usub.sat(size, 3). Versioned; not versioned when the
+// index multiplies two ids (not affine) or when the kernel writes the struct (its loads could differ
+// between work-items).
+TEST(BoundsVersioning, MemoryChecksOverTwoDimensionsGetAFastCopy) {
+  const std::string head =
+      "%b = type { i64, i64 }\n"
+      "declare spir_func i64 @_Z13get_global_idj(i32)\n"
+      "declare spir_func void @zex_throw_site(i32, i64, i64)\n"
+      "declare i64 @llvm.usub.sat.i64(i64, i64)\n";
+  auto kernel = [](const std::string& name, const std::string& index, const std::string& extra) {
+    return "define spir_kernel void @" + name + "(float addrspace(1)* %o, i32 %w, %b* byval(%b) %bounds) {\n"
+           "entry:\n  %pb = getelementptr %b, %b* %bounds, i32 0, i32 0\n  %base = load i64, i64* %pb\n"
+           "  %pe = getelementptr %b, %b* %bounds, i32 0, i32 1\n  %end = load i64, i64* %pe\n" + extra +
+           "  %size = sub i64 %end, %base\n  %starts = call i64 @llvm.usub.sat.i64(i64 %size, i64 3)\n"
+           "  %x = call spir_func i64 @_Z13get_global_idj(i32 0)\n"
+           "  %y = call spir_func i64 @_Z13get_global_idj(i32 1)\n  %wl = zext i32 %w to i64\n" + index +
+           "  %p = getelementptr float, float addrspace(1)* %o, i64 %i\n"
+           "  %a = ptrtoint float addrspace(1)* %p to i64\n  %off = sub i64 %a, %base\n"
+           "  %ok = icmp ult i64 %off, %starts\n  br i1 %ok, label %hot, label %cold\n"
+           "hot:\n  store float 1.0, float addrspace(1)* %p\n  ret void\n"
+           "cold:\n  call spir_func void @zex_throw_site(i32 7, i64 %off, i64 %size)\n  ret void\n}\n";
+  };
+  const std::string affine = "  %row = mul i64 %y, %wl\n  %i = add i64 %row, %x\n";
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx, head + kernel("k", affine, "") +
+                             kernel("square", "  %row = mul i64 %y, %x\n  %i = add i64 %row, %x\n", "") +
+                             kernel("written", affine, "  store i64 0, i64* %pe\n"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(version_bounds_checks(*m), 1u);
+  EXPECT_EQ(verify(*m), "");
+  EXPECT_EQ(m->getFunction("k")->getEntryBlock().getName(), "zex.version");
+  EXPECT_NE(m->getFunction("square")->getEntryBlock().getName(), "zex.version");
+  EXPECT_NE(m->getFunction("written")->getEntryBlock().getName(), "zex.version");
+}
+
 // --- defined_phis.cpp ---------------------------------------------------------------------------------
 
 // A loop of barriers with a flag that is undefined when the loop does not run (hotspot's `computed`):

@@ -82,3 +82,48 @@ TEST_F(VersioningRun, DataDependentCheckUnchanged) {
         },
         expect([&](uint32_t i) { return (i * 7919u) % 1000u < 900u; }));
 }
+
+// The memory checks' shape: offset of &data[(int)(i + shift)] from data, against `starts` (how many
+// offsets a 4-byte access may start at in an allocation of n elements: 4n - 3). Shifts that throw at
+// the start, at the end, nowhere, and one whose 32-bit index wraps to negative inside group 1.
+TEST_F(VersioningRun, MemoryCheckOffsetsFollowTheSource) {
+  const uint32_t n = 1500;
+  auto* data = static_cast<uint32_t*>(alloc_shared(4));
+  const uint64_t base = reinterpret_cast<uint64_t>(data);
+  // starts 2^40: the wrapped (negative) offsets are far out, the unwrapped ones at the group's corners
+  // would pass; a versioning that did not check the sign extension's operand lets them through.
+  for (uint64_t starts : {4ull * n - 3, 1ull << 40})
+  for (int32_t shift : {-3, 0, 100, -int32_t(kItems), 0x7FFFFFFF - 300}) {
+    SCOPED_TRACE(testing::Message() << "shift " << shift << " starts " << starts);
+    check("offsets",
+          [&](ze_kernel_handle_t k) {
+            ZE_OK(set_ptr(k, 1, data));
+            ZE_OK(set_val(k, 2, base));
+            ZE_OK(set_val(k, 3, starts));
+            ZE_OK(set_val(k, 4, shift));
+          },
+          expect([&](uint32_t i) {
+            const int32_t idx = static_cast<int32_t>(i + static_cast<uint32_t>(shift));
+            return static_cast<uint64_t>(static_cast<int64_t>(idx) * 4) < starts;
+          }));
+  }
+}
+
+TEST_F(VersioningRun, MemoryCheckWithAPitchFollowsTheSource) {
+  auto* data = static_cast<uint32_t*>(alloc_shared(4));
+  const uint64_t base = reinterpret_cast<uint64_t>(data);
+  // pitch 0: every item reads element 1; a huge pitch wraps the product (only item 0 stays in).
+  for (uint64_t pitch : {uint64_t(0), uint64_t(1), uint64_t(3), uint64_t(1) << 62}) {
+    for (uint64_t starts : {uint64_t(0), uint64_t(4) * 700 - 3, uint64_t(4) * 5000}) {
+      SCOPED_TRACE(testing::Message() << "pitch " << pitch << " starts " << starts);
+      check("pitched",
+            [&](ze_kernel_handle_t k) {
+              ZE_OK(set_ptr(k, 1, data));
+              ZE_OK(set_val(k, 2, base));
+              ZE_OK(set_val(k, 3, starts));
+              ZE_OK(set_val(k, 4, pitch));
+            },
+            expect([&](uint32_t i) { return (uint64_t(i) * pitch + 1) * 4 < starts; }));
+    }
+  }
+}

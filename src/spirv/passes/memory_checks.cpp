@@ -79,6 +79,9 @@ struct Fn {
   // Rewrite:
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> bounds;  // parameter index -> (base, end) param ids
   std::map<uint32_t, uint32_t> size;                         // parameter index -> end - base, in the entry
+  // (parameter index, access bytes) -> how many byte offsets an access of that size may start at
+  // (size - bytes + 1, or 0 when size < bytes), in the entry: each check is then one compare.
+  std::map<std::pair<uint32_t, uint64_t>, uint32_t> starts;
   uint32_t state = 0;                                        // the state's id in the function
   uint32_t new_state_param = 0;                              // 0: the function's own (entry with state)
   // A kernel (and llvm-spirv's kernel body behind its wrapper) takes its bounds as one by-value struct
@@ -174,6 +177,7 @@ class Checker {
       if (q >= call.args.size() || !(call.args[q] == Trace{Origin::Param, q})) return false;
     return true;
   }
+  uint64_t access_bytes(const Instruction& access);
   void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, Insts* out, Insts* cold,
              uint32_t* block_label);
   // A zex_throw at `at` (its lines and debug scope, or `line_in_effect`), then the function's return.
@@ -333,22 +337,26 @@ uint32_t Checker::zex_throw() {
 // The check before `access` (through `param` of f): ends the current block with the compare and a branch
 // to a new block that `access` then starts (its label goes to *block_label), and appends the throw block
 // to `cold`.
+// The bytes an access reads or writes: its pointer's pointee (1 if that is unknown; a zero-sized
+// pointee, an array of none, counts as one byte).
+uint64_t Checker::access_bytes(const Instruction& access) {
+  const Instruction* p = def(access.word(access_pointer_word(access.opcode)));
+  const Instruction* pt = p ? def(p->type_id) : nullptr;
+  return std::max<uint64_t>(pt && pt->opcode == spv::OpTypePointer ? bytes_of(pt->word(3)) : 1, 1);
+}
+
 void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t param, Insts* out,
                     Insts* cold, uint32_t* block_label) {
-  const size_t w = access_pointer_word(access.opcode);
-  const uint32_t ptr = access.word(w);
-  const Instruction* p = def(ptr);
-  const Instruction* pt = p ? def(p->type_id) : nullptr;
-  const uint64_t bytes = pt && pt->opcode == spv::OpTypePointer ? bytes_of(pt->word(3)) : 1;
+  const uint32_t ptr = access.word(access_pointer_word(access.opcode));
   const uint32_t u64 = ulong_type(), b = bool_type();
   const uint32_t base = f.bounds.at(param).first, size = f.size.at(param);
-  const uint32_t addr = fresh(), off = fresh(), in = fresh(), room = fresh(), fits = fresh(), ok = fresh();
+  const uint32_t starts = f.starts.at({param, access_bytes(access)});
+  // off < starts <=> off + bytes <= size without wrapping (starts is 0 when size < bytes): one compare,
+  // where `off <= size && bytes <= size - off` took four instructions more per access.
+  const uint32_t addr = fresh(), off = fresh(), ok = fresh();
   out->push_back(make_instruction(spv::OpConvertPtrToU, u64, addr, {ptr}));
   out->push_back(make_instruction(spv::OpISub, u64, off, {addr, base}));
-  out->push_back(make_instruction(spv::OpULessThanEqual, b, in, {off, size}));
-  out->push_back(make_instruction(spv::OpISub, u64, room, {size, off}));
-  out->push_back(make_instruction(spv::OpULessThanEqual, b, fits, {ulong_constant(bytes), room}));
-  out->push_back(make_instruction(spv::OpLogicalAnd, b, ok, {in, fits}));
+  out->push_back(make_instruction(spv::OpULessThan, b, ok, {off, starts}));
   const uint32_t cont = fresh(), thrown = fresh();
   Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {ok, cont, thrown});
   add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);  // branch weights: the throw is cold
@@ -552,12 +560,28 @@ void Checker::rewrite(Fn& f, Insts* out) {
           }
         }
       }
-      if (!checked_at.empty())
+      if (!checked_at.empty()) {
         for (const auto& b : f.bounds) {
           const uint32_t s = fresh();
           f.size[b.first] = s;
           body.push_back(make_instruction(spv::OpISub, u64, s, {b.second.second, b.second.first}));
         }
+        for (const auto& c : checked_at) {
+          const uint64_t bytes = access_bytes(m_.insts[c.first]);
+          uint32_t& st = f.starts[{c.second, bytes}];
+          if (st) continue;
+          const uint32_t s = f.size.at(c.second);
+          if (bytes == 1) {
+            st = s;
+            continue;
+          }
+          const uint32_t fits = fresh(), rest = fresh();
+          st = fresh();
+          body.push_back(make_instruction(spv::OpUGreaterThanEqual, bool_type(), fits, {s, ulong_constant(bytes)}));
+          body.push_back(make_instruction(spv::OpISub, u64, rest, {s, ulong_constant(bytes - 1)}));
+          body.push_back(make_instruction(spv::OpSelect, u64, st, {fits, rest, ulong_constant(0)}));
+        }
+      }
       sizes_done = true;
     }
     if (is_terminator(in.opcode)) entry_block = false;

@@ -45,3 +45,24 @@ __kernel void loaded(__global uint* mark, __global const uint* idx, uint n) {
   CHECK(idx[i] < n, mark, i);
   mark[i] = 1u;
 }
+
+/* The memory checks' shape (src/spirv/passes/memory_checks.cpp): a pointer's byte offset from its
+   allocation's start, against how many offsets a 4-byte access may start at. The index is a 32-bit int
+   sign-extended by the subscript; `(uint)i + shift` wraps to negative inside a group for a large shift,
+   which the versioning must see (the sign extension's operand must be exact at every corner). `data` is
+   only an address here (never dereferenced). */
+__kernel void offsets(__global uint* mark, __global const uint* data, ulong base, ulong starts, int shift) {
+  size_t i = get_global_id(0);
+  int idx = (int)((uint)i + (uint)shift);
+  ulong off = (ulong)(&data[idx]) - base;
+  CHECK(off < starts, mark, i);
+  mark[i] = 1u;
+}
+
+/* An index scaled by a launch argument (a row pitch), plus a column. */
+__kernel void pitched(__global uint* mark, __global const uint* data, ulong base, ulong starts, ulong pitch) {
+  size_t i = get_global_id(0);
+  ulong off = (ulong)(&data[i * pitch + 1]) - base;
+  CHECK(off < starts, mark, i);
+  mark[i] = 1u;
+}
