@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
       write_spirv(out, zex::detail::link_module(words, library.empty() ? nullptr : &lib, merge, strings,
                                                 times ? &steps : nullptr, check_memory ? &memory : nullptr).words);
       if (check_memory) {
-        std::fprintf(stderr, "memory checks: %zu accesses checked; unchecked: %zu loaded pointers, %zu from integers, %zu untraced, %zu __local\n",
-                     memory.checked, memory.loaded, memory.from_integer, memory.untraced, memory.local);
+        std::fprintf(stderr, "memory checks: %zu accesses checked (%zu by an earlier check of the same pointer); unchecked: %zu loaded pointers, %zu from integers, %zu untraced, %zu __local\n",
+                     memory.checked, memory.merged, memory.loaded, memory.from_integer, memory.untraced, memory.local);
         for (const zex::detail::MemoryCheckedKernel& k : memory.kernels) {
           std::fprintf(stderr, "  %s: %u parameters, bounds for", k.name.c_str(), k.user_params);
           for (uint32_t b : k.bounded) std::fprintf(stderr, " %u", b);

@@ -317,6 +317,7 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
     for (passes::KernelMemoryChecks& k : kernels)
       info.kernels.push_back(MemoryCheckedKernel{std::move(k.name), k.user_params, std::move(k.bounded)});
     info.checked = counts.checked;
+    info.merged = counts.merged;
     info.loaded = counts.loaded;
     info.from_integer = counts.from_integer;
     info.untraced = counts.untraced;

@@ -38,7 +38,8 @@ TEST_P(MemoryAccesses, CountsEveryShapeAlikeAtEveryOptimizationLevel) {
   const MemoryAccessReport r = zex::passes::analyze_memory_accesses(ctx);
   EXPECT_EQ(ctx.words(), words) << "the analysis wrote the module";
   auto k = by_name(r.kernels);
-  ASSERT_EQ(k.size(), 9u);
+  ASSERT_EQ(k.size(), 10u);
+  EXPECT_EQ(k["bump"].checked, 2u) << "the read and the write";
 
   EXPECT_EQ(k["stencil"].checked, 4u);
   EXPECT_EQ(k["stencil"].checked_params, (std::vector<uint32_t>{0, 1}));
@@ -104,9 +105,12 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   const std::vector<uint32_t> words = kernel(GetParam());
   IRContext ctx = IRContext::from_words(words);
   std::vector<KernelMemoryChecks> kernels;
-  ASSERT_EQ(zex::passes::add_memory_checks(ctx, &kernels), zex::passes::Status::Changed);
+  MemoryCheckCounts counts;
+  ASSERT_EQ(zex::passes::add_memory_checks(ctx, &kernels, &counts), zex::passes::Status::Changed);
   auto k = checks_by_name(kernels);
-  ASSERT_EQ(k.size(), 9u);
+  ASSERT_EQ(k.size(), 10u);
+  EXPECT_EQ(counts.checked, 13u);
+  EXPECT_EQ(counts.merged, 1u) << "bump's write, covered by its read's check";
   EXPECT_EQ(kernels.front().name, "stencil") << "module order";
   EXPECT_EQ(k["stencil"].user_params, 3u);
   EXPECT_EQ(k["stencil"].bounded, (std::vector<uint32_t>{0, 1}));
@@ -124,8 +128,9 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   const auto kinds = zex::passes::kernel_param_kinds(zex::passes::parse(checked));
   EXPECT_EQ(kinds.at("stencil").size(), 3u + 1u + 1u);
   EXPECT_TRUE(zex::passes::kernels_without_state(zex::passes::parse(checked)).empty());
-  // One throw per checked access: stencil 4, loaded 2, atomics 1, select_same 1, walk 1, local_copy 1, put 1.
-  EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 11u);
+  // One throw per checked access: stencil 4, loaded 2, atomics 1, select_same 1, walk 1, local_copy 1, put 1,
+  // bump 1 (its read; the write is covered).
+  EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 12u);
 
   // Through the whole link: valid, and the sites name the argument and the access.
   zex::detail::LinkedModule linked;
@@ -144,6 +149,8 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   EXPECT_EQ(reasons["read of argument 'in'"], 3u);
   EXPECT_EQ(reasons["write of argument 'out'"], 1u + 1u) << "stencil's and local_copy's";
   EXPECT_EQ(reasons["atomic update of argument 'c'"], 1u);
+  EXPECT_EQ(reasons["read of argument 'a'"], 1u) << "bump";
+  EXPECT_EQ(reasons["write of argument 'a'"], 1u) << "select_same's; bump's write needs no check of its own";
   EXPECT_EQ(reasons["write of argument 'p'"], 2u) << "walk's store and put's, through calls_helper";
 
   // Again: the pass is idempotent on what it adds (states are there; the bounds params are not traced twice

@@ -203,6 +203,7 @@ class Checker {
   CheckOptions options_;
   std::set<uint32_t> assert_fns_;                      // the imports of __assert_fail, __devicelib_assert_fail
   std::map<uint32_t, std::set<size_t>> assert_calls_;  // function -> its calls of them (instruction indices)
+  MemoryCheckCounts* counts_ = nullptr;
 };
 
 uint64_t Checker::bytes_of(uint32_t type, int depth) {
@@ -521,6 +522,7 @@ void Checker::rewrite(Fn& f, Insts* out) {
     }
   }
   bool entry_block = true, sizes_done = f.bounded.empty() && struct_vars.empty();
+  std::map<uint32_t, uint64_t> covered;  // pointer id -> bytes checked through it in this (original) block
   const Instruction* line = nullptr;  // the OpLine in effect (an OpNoLine or a block's end ends it)
   for (; i < f.last; ++i) {
     const Instruction& in = m_.insts[i];
@@ -530,6 +532,7 @@ void Checker::rewrite(Fn& f, Insts* out) {
     }
     if (in.opcode == spv::OpLabel) {
       line = nullptr;
+      covered.clear();
       if (original && label != original) last_part[original] = label;
       label = original = in.result_id;
       if (!entry_block && !sizes_done) sizes_done = true;
@@ -590,7 +593,19 @@ void Checker::rewrite(Fn& f, Insts* out) {
       continue;
     }
     auto c = checked_at.find(i);
-    if (c != checked_at.end()) check(f, in, line, c->second, &body, &cold, &label);
+    if (c != checked_at.end()) {
+      // An access through a pointer that an earlier check of this block already covered for as many
+      // bytes (y[i] read, then written) cannot fail its own check: that one threw and returned first.
+      const uint32_t ptr = in.word(access_pointer_word(in.opcode));
+      const uint64_t bytes = access_bytes(in);
+      uint64_t& done = covered[ptr];
+      if (done >= bytes) {
+        if (counts_ && options_.memory) ++counts_->merged;
+      } else {
+        check(f, in, line, c->second, &body, &cold, &label);
+        done = bytes;
+      }
+    }
     auto call = calls.find(i);
     if (call != calls.end() && fns_.count(call->second->callee) && fns_[call->second->callee].needs_state) {
       const Fn& g = fns_[call->second->callee];
@@ -636,6 +651,7 @@ void Checker::rewrite(Fn& f, Insts* out) {
 }
 
 bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* counts) {
+  counts_ = counts;
   // Read: the functions, the kernels, what each must be given.
   std::map<uint32_t, std::string> entries;
   for (const Instruction& i : m_.insts) {

@@ -47,3 +47,7 @@ kernel void local_copy(global int* out, local int* tmp) {
 // A helper that keeps its own function: its access is checked through the call (parameter 0).
 __attribute__((noinline)) void put(global float* p, size_t i, float v) { p[i] = v; }
 kernel void calls_helper(global float* out) { put(out, get_global_id(0), 4.0f); }
+
+// Read, then written, through the same pointer in one block: one check covers both (the write's would
+// never fail where the read's passed).
+kernel void bump(global int* a) { a[get_global_id(0)] += 1; }
