@@ -28,6 +28,7 @@
 #include <llvm/IR/GetElementPtrTypeIterator.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -642,48 +643,74 @@ unsigned version_bounds_checks(llvm::Module& m) {
       return std::make_pair(ir.CreateICmpSGE(r.first, ConstantInt::get(i128, lo)),
                             ir.CreateICmpSLE(r.second, ConstantInt::get(i128, hi)));
     };
+    // Checks of a linear side against a uniform one, by family: the same comparison, the same uniform
+    // value, the same coefficients (the stencil's in[c], in[c-1], in[c+w] against one `starts`). A
+    // family holds for the group iff it holds for its least and its greatest constant term, so it costs
+    // two comparisons however many accesses it has.
+    struct Family {
+      CmpInst::Predicate pred;  // linear pred uniform
+      unsigned width;
+      std::vector<Value*> cs;   // constant terms (width bits)
+      Value* u;                 // the uniform side, extended to i128 as the comparison reads it
+      std::array<Value*, 3> k;
+    };
+    std::map<std::tuple<int, Value*, std::array<Value*, 3>>, Family> families;
+    std::vector<std::tuple<int, Value*, std::array<Value*, 3>>> family_order;
+    auto compare = [&](CmpInst::Predicate p, Value* x, Value* y) { return ir.CreateICmp(ICmpInst::getSignedPredicate(p), x, y); };
     for (const BoundsCheck& c : checks)
       for (const BoundsCheck::Leaf& leaf : c.leaves) {
         const Value* a = leaf.cmp->getOperand(0);
         const Value* b = leaf.cmp->getOperand(1);
-        bool is_signed = ICmpInst::isSigned(leaf.pass_pred);
-        if (an.classify(a).kind == Kind::uniform && an.classify(b).kind == Kind::uniform) {
+        const bool is_signed = ICmpInst::isSigned(leaf.pass_pred);
+        const bool a_uniform = an.classify(a).kind == Kind::uniform, b_uniform = an.classify(b).kind == Kind::uniform;
+        if (a_uniform && b_uniform) {
           pred = ir.CreateAnd(pred, ir.CreateICmp(leaf.pass_pred, em.uniform(a), em.uniform(b)));
           continue;
         }
-        unsigned w = em.int_of(a)->getIntegerBitWidth();
-        const bool a_below = ICmpInst::isLT(leaf.pass_pred) || ICmpInst::isLE(leaf.pass_pred);
-        // [least, greatest] exact value of a side. A uniform side is exact as it is, extended the way
-        // the comparison reads it; a linear one must not wrap anywhere in the group. Against a uniform
-        // side, the comparison itself bounds the linear side on one end (a.max < b <= the type's
-        // maximum), so only the other end is checked.
-        const bool a_uniform = an.classify(a).kind == Kind::uniform, b_uniform = an.classify(b).kind == Kind::uniform;
-        auto side = [&](const Value* v, bool is_a) {
-          if (an.classify(v).kind == Kind::uniform) {
-            Value* u = em.uniform(v);
-            u = is_signed ? ir.CreateSExt(u, i128) : ir.CreateZExt(u, i128);
-            return std::make_pair(u, u);
+        const unsigned w = em.int_of(a)->getIntegerBitWidth();
+        auto widen = [&](Value* u) { return is_signed ? ir.CreateSExt(u, i128) : ir.CreateZExt(u, i128); };
+        if (a_uniform || b_uniform) {
+          CmpInst::Predicate p = a_uniform ? ICmpInst::getSwappedPredicate(leaf.pass_pred) : leaf.pass_pred;
+          const Value* lin = a_uniform ? b : a;
+          Value* u = em.uniform(a_uniform ? a : b);
+          Form fm = em.form(lin);
+          auto key = std::make_tuple(static_cast<int>(p), u, fm.k);
+          auto it = families.find(key);
+          if (it == families.end()) {
+            it = families.emplace(key, Family{p, w, {}, widen(u), fm.k}).first;
+            family_order.push_back(key);
           }
-          auto r = range(em.form(v));
-          const bool other_uniform = is_a ? b_uniform : a_uniform;
-          const bool below = is_a == a_below;  // this side is the smaller one of the comparison
-          auto lim = in_range(r, w, is_signed);
-          if (!other_uniform) pred = ir.CreateAnd(pred, ir.CreateAnd(lim.first, lim.second));
-          else pred = ir.CreateAnd(pred, below ? lim.first : lim.second);
-          return r;
-        };
-        auto ra = side(a, true), rb = side(b, false);
-        // a pred b for every work-item if it holds between a's and b's farthest values (both exact, so
-        // compared as i128). Equality needs both sides uniform (leaves_of).
-        Value* ok = nullptr;
-        switch (ICmpInst::getSignedPredicate(leaf.pass_pred)) {
-          case ICmpInst::ICMP_SLT: ok = ir.CreateICmpSLT(ra.second, rb.first); break;
-          case ICmpInst::ICMP_SLE: ok = ir.CreateICmpSLE(ra.second, rb.first); break;
-          case ICmpInst::ICMP_SGT: ok = ir.CreateICmpSGT(ra.first, rb.second); break;
-          default: ok = ir.CreateICmpSGE(ra.first, rb.second); break;
+          it->second.cs.push_back(fm.c);
+          continue;
         }
-        pred = ir.CreateAnd(pred, ok);
+        // Both sides linear: each must be exact throughout, and a pred b between their farthest values.
+        auto ra = range(em.form(a)), rb = range(em.form(b));
+        for (auto* r : {&ra, &rb}) {
+          auto lim = in_range(*r, w, is_signed);
+          pred = ir.CreateAnd(pred, ir.CreateAnd(lim.first, lim.second));
+        }
+        const bool a_below = ICmpInst::isLT(leaf.pass_pred) || ICmpInst::isLE(leaf.pass_pred);
+        pred = ir.CreateAnd(pred, a_below ? compare(leaf.pass_pred, ra.second, rb.first)
+                                          : compare(leaf.pass_pred, ra.first, rb.second));
       }
+    for (const auto& key : family_order) {
+      const Family& fam = families.at(key);
+      Value* cmin = fam.cs[0];
+      Value* cmax = fam.cs[0];
+      for (size_t i = 1; i < fam.cs.size(); ++i) {
+        cmin = ir.CreateBinaryIntrinsic(Intrinsic::smin, cmin, fam.cs[i]);
+        cmax = ir.CreateBinaryIntrinsic(Intrinsic::smax, cmax, fam.cs[i]);
+      }
+      Form lo_form{fam.width, cmin, fam.k}, hi_form{fam.width, cmax, fam.k};
+      std::pair<Value*, Value*> r{range(lo_form).first, range(hi_form).second};
+      const bool is_signed = ICmpInst::isSigned(fam.pred);
+      auto lim = in_range(r, fam.width, is_signed);
+      // Below the uniform side: its greatest value passes, and its least does not wrap (the comparison
+      // bounds the other end: greatest < u <= the type's maximum); above it, the other way round.
+      const bool below = ICmpInst::isLT(fam.pred) || ICmpInst::isLE(fam.pred);
+      pred = ir.CreateAnd(pred, below ? lim.first : lim.second);
+      pred = ir.CreateAnd(pred, below ? compare(fam.pred, r.second, fam.u) : compare(fam.pred, r.first, fam.u));
+    }
     for (const Exact& e : em.exact) {
       auto lim = in_range(range(e.f), e.f.width, e.is_signed);
       pred = ir.CreateAnd(pred, ir.CreateAnd(lim.first, lim.second));
