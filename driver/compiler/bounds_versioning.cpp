@@ -104,7 +104,8 @@ struct Analysis {
 
   static int dim_of(const llvm::CallInst* call, llvm::StringRef name) {
     const llvm::Function* f = call->getCalledFunction();
-    if (!f || f->getName() != name) return -1;
+    // 64-bit ids only (the forms' arithmetic is 64-bit; Physical32 modules are left alone).
+    if (!f || f->getName() != name || !call->getType()->isIntegerTy(64) || call->arg_size() != 1) return -1;
     auto* d = llvm::dyn_cast<llvm::ConstantInt>(call->getArgOperand(0));
     return d && d->getZExtValue() <= 2 ? static_cast<int>(d->getZExtValue()) : -1;
   }
@@ -164,13 +165,15 @@ struct Analysis {
       for (const char* n : {"_Z13get_global_idj", "_Z12get_local_idj"})
         if (int d = dim_of(call, n); d >= 0) return Class{Kind::linear, 1u << d};
       const Function* f = call->getCalledFunction();
-      if (f && is_group_uniform_builtin(f->getName()) && isa<ConstantInt>(call->getArgOperand(0)))
+      if (f && is_group_uniform_builtin(f->getName()) && call->arg_size() == 1 &&
+          isa<ConstantInt>(call->getArgOperand(0)) && call->getType()->isIntegerTy(64))
         return uniform;
       // Integer intrinsics that cannot trap or touch memory (instcombine makes the memory checks'
       // `size >= b ? size - (b - 1) : 0` a usub.sat), of uniform operands.
+      // Integer operands only (objectsize or ptrmask of a pointer argument would need the pointer).
       if (f && f->isIntrinsic() && f->doesNotAccessMemory() && isSafeToSpeculativelyExecute(call)) {
         for (const Use& u : call->args())
-          if (sub(u.get()).kind != Kind::uniform) return none;
+          if (!u->getType()->isIntegerTy() || sub(u.get()).kind != Kind::uniform) return none;
         return uniform;
       }
       return none;
@@ -184,7 +187,16 @@ struct Analysis {
       const Value* p = l->getPointerOperand();
       while (auto* g = dyn_cast<GetElementPtrInst>(p)) p = g->getPointerOperand();
       auto* a = dyn_cast<Argument>(p);
-      return a && !l->isVolatile() && !l->isAtomic() && read_only_byval(a) ? uniform : none;
+      if (!a || l->isVolatile() || l->isAtomic() || !read_only_byval(a)) return none;
+      // Inside the object: the new entry block reads it for every work-item, where the original may
+      // read it only under a guard.
+      APInt off(dl.getIndexTypeSizeInBits(l->getPointerOperandType()), 0);
+      const Value* b = l->getPointerOperand()->stripAndAccumulateConstantOffsets(dl, off, /*AllowNonInbounds=*/true);
+      if (b != a || off.isNegative() ||
+          off.getZExtValue() + dl.getTypeStoreSize(l->getType()).getFixedSize() >
+              dl.getTypeAllocSize(a->getParamByValType()).getFixedSize())
+        return none;
+      return uniform;
     }
     if (auto* g = dyn_cast<GetElementPtrInst>(inst)) {
       Class r = sub(g->getPointerOperand());
@@ -289,14 +301,19 @@ struct Emitter {
         std::vector<Value*> idx((*g)->idx_begin(), (*g)->idx_end());
         p = ir.CreateGEP((*g)->getSourceElementType(), p, idx);
       }
-      r = ir.CreateAlignedLoad(l->getType(), p, l->getAlign());
+      // Frozen, like the intrinsics below: the original may read it only under a guard, and padding
+      // reads as undef; a frozen value is some fixed value, and the checks that would use it are not
+      // reached where the guard is false.
+      r = ir.CreateFreeze(ir.CreateAlignedLoad(l->getType(), p, l->getAlign()));
     } else if (auto* call = dyn_cast<CallInst>(v)) {
       std::vector<Value*> args;
       for (const Use& u : call->args())
         args.push_back(isa<Constant>(u.get()) ? u.get() : uniform(u.get()));
       CallInst* ci = ir.CreateCall(call->getFunctionType(), call->getCalledOperand(), args);
       ci->setCallingConv(call->getCallingConv());
-      r = ci;
+      // An intrinsic can return poison (ctlz of 0 with is_zero_poison) where the original computes it
+      // only under a guard: frozen, so the predicate is never poison.
+      r = call->getCalledFunction() && call->getCalledFunction()->isIntrinsic() ? ir.CreateFreeze(ci) : ci;
     } else if (auto* ex = dyn_cast<ExtractElementInst>(v)) {
       r = uniform(Analysis::extracted(ex));
     } else if (auto* g = dyn_cast<GetElementPtrInst>(v)) {
@@ -731,7 +748,8 @@ unsigned version_bounds_checks(llvm::Module& m) {
     for (const BoundsCheck& c : checks) {
       auto* fast_br = cast<BranchInst>(vmap[c.br]);
       BasicBlock* fast_bb = fast_br->getParent();
-      fast_br->getSuccessor(1 - c.hot)->removePredecessor(fast_bb);
+      // Keep one-input phis: folding one away could make a value of the copy use itself.
+      fast_br->getSuccessor(1 - c.hot)->removePredecessor(fast_bb, /*KeepOneInputPHIs=*/true);
       BranchInst::Create(fast_br->getSuccessor(c.hot), fast_br);
       fast_br->eraseFromParent();
     }

@@ -208,6 +208,44 @@ TEST(BoundsVersioning, MemoryChecksOverTwoDimensionsGetAFastCopy) {
   EXPECT_NE(m->getFunction("written")->getEntryBlock().getName(), "zex.version");
 }
 
+// Shapes from a review of the versioning: an intrinsic of a pointer (objectsize) is not uniform (its
+// copy would need the pointer: it crashed); a byval load past the object's end is not uniform (the new
+// entry block would read it for every work-item); an intrinsic that may be poison (ctlz of 0), used
+// under a guard, is frozen in the predicate.
+TEST(BoundsVersioning, ReviewedShapesStaySound) {
+  const std::string head =
+      "%b = type { i64, i64 }\n"
+      "declare spir_func i64 @_Z13get_global_idj(i32)\n"
+      "declare spir_func void @zex_report_exception(i32)\n"
+      "declare i64 @llvm.objectsize.i64.p1i8(i8 addrspace(1)*, i1, i1, i1)\n"
+      "declare i64 @llvm.ctlz.i64(i64, i1)\n";
+  auto kernel = [](const std::string& name, const std::string& bound) {
+    return "define spir_kernel void @" + name + "(i32 addrspace(1)* %o, i64 %n, %b* byval(%b) %bounds) {\n"
+           "entry:\n  %g = call spir_func i64 @_Z13get_global_idj(i32 0)\n" + bound +
+           "  %ok = icmp ult i64 %g, %lim\n  br i1 %ok, label %hot, label %cold\n"
+           "hot:\n  %p = getelementptr i32, i32 addrspace(1)* %o, i64 %g\n"
+           "  store i32 1, i32 addrspace(1)* %p\n  ret void\n"
+           "cold:\n  call spir_func void @zex_report_exception(i32 1)\n  ret void\n}\n";
+  };
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(
+      ctx, head +
+               kernel("objsize", "  %o8 = bitcast i32 addrspace(1)* %o to i8 addrspace(1)*\n"
+                                 "  %lim = call i64 @llvm.objectsize.i64.p1i8(i8 addrspace(1)* %o8, i1 false, i1 true, i1 false)\n") +
+               kernel("past_end", "  %q = getelementptr %b, %b* %bounds, i32 1, i32 0\n  %lim = load i64, i64* %q\n") +
+               kernel("ctlz", "  %lim = call i64 @llvm.ctlz.i64(i64 %n, i1 true)\n"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(version_bounds_checks(*m), 1u) << "ctlz only";
+  EXPECT_EQ(verify(*m), "");
+  EXPECT_NE(m->getFunction("objsize")->getEntryBlock().getName(), "zex.version");
+  EXPECT_NE(m->getFunction("past_end")->getEntryBlock().getName(), "zex.version");
+  llvm::BasicBlock& pre = m->getFunction("ctlz")->getEntryBlock();
+  ASSERT_EQ(pre.getName(), "zex.version");
+  bool frozen = false;
+  for (llvm::Instruction& i : pre) frozen = frozen || llvm::isa<llvm::FreezeInst>(i);
+  EXPECT_TRUE(frozen) << "the recomputed ctlz is frozen";
+}
+
 // --- defined_phis.cpp ---------------------------------------------------------------------------------
 
 // A loop of barriers with a flag that is undefined when the loop does not run (hotspot's `computed`):
