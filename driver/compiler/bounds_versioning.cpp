@@ -373,13 +373,14 @@ struct Emitter {
     return f;
   }
 
-  Form resize(const Form& in, unsigned w, bool sext) {
+  // The form at another width: components truncated, or sign-extended (the representatives the corner
+  // values are computed from, so the integer function is the same).
+  Form resize(const Form& in, unsigned w) {
     Form f;
     f.width = w;
     auto cv = [&](llvm::Value* x) -> llvm::Value* {
       if (!x || in.width == w) return x;
-      return w < in.width ? ir.CreateTrunc(x, ir.getIntNTy(w)) : sext ? ir.CreateSExt(x, ir.getIntNTy(w))
-                                                                      : ir.CreateZExt(x, ir.getIntNTy(w));
+      return w < in.width ? ir.CreateTrunc(x, ir.getIntNTy(w)) : ir.CreateSExt(x, ir.getIntNTy(w));
     };
     f.c = cv(in.c);
     for (int d = 0; d < 3; ++d) f.k[d] = cv(in.k[d]);
@@ -391,7 +392,7 @@ struct Emitter {
   Form extend(const llvm::Value* operand, unsigned w, bool is_signed) {
     Form in = form(operand);
     exact.push_back({in, is_signed});
-    return resize(in, w, true);
+    return resize(in, w);
   }
 
   Form form(const llvm::Value* v) {
@@ -425,7 +426,7 @@ struct Emitter {
         const Value* idx = gi.getOperand();
         // Indices narrower than the pointer are sign-extended.
         Form fi = an.classify(idx).kind == Kind::uniform
-                      ? resize(uniform_form(idx), 64, true)
+                      ? resize(uniform_form(idx), 64)
                       : (idx->getType()->getIntegerBitWidth() < 64 ? extend(idx, 64, true) : form(idx));
         f.c = ir.CreateAdd(f.c, ir.CreateMul(fi.c, stride));
         for (int d = 0; d < 3; ++d) f.k[d] = add(f.k[d], mul(fi.k[d], stride));
@@ -435,7 +436,7 @@ struct Emitter {
       switch (cst->getOpcode()) {
         case Instruction::ZExt: f = extend(op, w, false); break;
         case Instruction::SExt: f = extend(op, w, true); break;
-        case Instruction::Trunc: f = resize(form(op), w, true); break;
+        case Instruction::Trunc: f = resize(form(op), w); break;
         default: f = form(op); break;  // bitcast, addrspacecast, ptrtoint (64 bits)
       }
     } else {

@@ -21,6 +21,16 @@ std::vector<uint32_t> expect(const std::function<bool(uint32_t)>& pass) {
 
 class VersioningRun : public Versioning {
  protected:
+  // The memory-check kernels' arguments after the mark buffer: the address, its allocation's base, the
+  // offsets an access may start at, and the kernel's last argument (a shift or a pitch).
+  template <typename T>
+  static void set_memory_check(ze_kernel_handle_t k, const void* data, uint64_t base, uint64_t starts, T last) {
+    ZE_OK(set_ptr(k, 1, data));
+    ZE_OK(set_val(k, 2, base));
+    ZE_OK(set_val(k, 3, starts));
+    ZE_OK(set_val(k, 4, last));
+  }
+
   // Runs `name` with the mark buffer as argument 0 and `set_rest` setting the others; compares each item.
   void check(const char* name, const std::function<void(ze_kernel_handle_t)>& set_rest,
              const std::vector<uint32_t>& want) {
@@ -97,10 +107,7 @@ TEST_F(VersioningRun, MemoryCheckOffsetsFollowTheSource) {
     SCOPED_TRACE(testing::Message() << "shift " << shift << " starts " << starts);
     check("offsets",
           [&](ze_kernel_handle_t k) {
-            ZE_OK(set_ptr(k, 1, data));
-            ZE_OK(set_val(k, 2, base));
-            ZE_OK(set_val(k, 3, starts));
-            ZE_OK(set_val(k, 4, shift));
+            set_memory_check(k, data, base, starts, shift);
           },
           expect([&](uint32_t i) {
             const int32_t idx = static_cast<int32_t>(i + static_cast<uint32_t>(shift));
@@ -118,10 +125,7 @@ TEST_F(VersioningRun, MemoryCheckWithAPitchFollowsTheSource) {
       SCOPED_TRACE(testing::Message() << "pitch " << pitch << " starts " << starts);
       check("pitched",
             [&](ze_kernel_handle_t k) {
-              ZE_OK(set_ptr(k, 1, data));
-              ZE_OK(set_val(k, 2, base));
-              ZE_OK(set_val(k, 3, starts));
-              ZE_OK(set_val(k, 4, pitch));
+              set_memory_check(k, data, base, starts, pitch);
             },
             expect([&](uint32_t i) { return (uint64_t(i) * pitch + 1) * 4 < starts; }));
     }

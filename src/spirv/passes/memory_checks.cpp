@@ -335,9 +335,6 @@ uint32_t Checker::zex_throw() {
   return zex_throw_ = f.result_id;
 }
 
-// The check before `access` (through `param` of f): ends the current block with the compare and a branch
-// to a new block that `access` then starts (its label goes to *block_label), and appends the throw block
-// to `cold`.
 // The bytes an access reads or writes: its pointer's pointee (1 if that is unknown; a zero-sized
 // pointee, an array of none, counts as one byte).
 uint64_t Checker::access_bytes(const Instruction& access) {
@@ -346,6 +343,9 @@ uint64_t Checker::access_bytes(const Instruction& access) {
   return std::max<uint64_t>(pt && pt->opcode == spv::OpTypePointer ? bytes_of(pt->word(3)) : 1, 1);
 }
 
+// The check before `access` (through `param` of f): ends the current block with the compare and a branch
+// to a new block that `access` then starts (its label goes to *block_label), and appends the throw block
+// to `cold`.
 void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t param, Insts* out,
                     Insts* cold, uint32_t* block_label) {
   const uint32_t ptr = access.word(access_pointer_word(access.opcode));
