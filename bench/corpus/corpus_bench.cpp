@@ -5,6 +5,13 @@
 // outside the timed region, so every pass computes the same thing. main() prints checked/unchecked
 // of the fastest and of the median repetition, of the wall time and of the process's CPU time. Kernels with an open issue in the corpus table
 // (a module zex refuses, a checked copy zex-cpu runs wrongly) are left out, and named.
+//
+// Issue 27's memory checks on the same corpus: BM_Memory/1 launches the unchanged SPIR-V built as a
+// zex::Module with ModuleOptions{check_memory} (bounds and a zex_state_t added by zex, no
+// ZEX_CHECK_BOUNDS in the source) through zex::Stream at level 1; BM_Memory/0 is BM_Unchecked's pass
+// (zex refuses a kernel without a zex_state_t, so the unchanged kernels launch raw on the stream's list;
+// the stream's own cost is within 1-3 % of that, see the level-0 figures above). BM_MemoryOne per
+// kernel.
 #include "corpus_runner.hpp"
 
 #include "cpu_timing.hpp"
@@ -13,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -35,6 +43,8 @@ struct Entry {
   std::vector<zex::Kernel> checked;  // by level
   std::vector<uint32_t> lengths;
   std::vector<zex::KernelArg> plain_args, checked_args;
+  std::unique_ptr<zex::Module> memory_checked;  // the unchanged SPIR-V with check_memory
+  std::vector<zex::Kernel> memory;              // its kernel
 };
 
 struct Env {
@@ -66,6 +76,11 @@ void setup() {
       e->checked.push_back(m.kernel(c.kernel));
       e->checked.back().handle(level);  // build every level before timing
     }
+    const std::vector<uint8_t> spv = corpus::read_bytes(paths.plain(c));
+    zex::ModuleOptions on;
+    on.check_memory = true;
+    e->memory_checked = std::make_unique<zex::Module>(g_env->dev, spv, on);
+    e->memory.push_back(e->memory_checked->kernel(c.kernel));
     e->lengths = corpus::lengths(c);
     e->plain_args = corpus::plain_args(c, *e->bufs);
     e->checked_args = corpus::checked_args(c, *e->bufs, e->lengths);
@@ -94,11 +109,26 @@ void pass_checked(zex::Stream& s, int level) {
   s.record().synchronize();  // the same wait as pass_unchecked's
 }
 
+// The unchanged kernel raw on the stream's list (0), or built with check_memory through zex::Stream at
+// level 1 (1).
+void launch_memory(zex::Stream& s, Entry& e, int checked) {
+  if (checked)
+    s.launch_args(e.memory[0], corpus::config(e.c, 1), e.plain_args.data(), e.plain_args.size(), __FILE__, __LINE__);
+  else
+    corpus::append_launch(s.handle(), e.raw->handle(), e.c, e.plain_args);
+}
+void pass_memory(zex::Stream& s, int checked) {
+  for (auto& e : g_env->entries) launch_memory(s, *e, checked);
+  s.record().synchronize();
+}
+
 // zex-cpu compiles a kernel for PoCL at its first launch: one untimed pass of each variant first.
 void warm_up() {
   zex::Stream s(g_env->dev);
   pass_unchecked(s);
   for (int level = 0; level <= 2; ++level) pass_checked(s, level);
+  pass_memory(s, 0);
+  pass_memory(s, 1);
 }
 
 void BM_Unchecked(benchmark::State& state) {
@@ -161,9 +191,51 @@ void BM_One(benchmark::State& state) {
   state.SetLabel(e.c.name());
 }
 
+void BM_Memory(benchmark::State& state) {
+  const int checked = static_cast<int>(state.range(0));
+  zex::Stream s(g_env->dev);
+  double cpu = 0;
+  for (auto _ : state) {
+    refill();
+    const double c0 = process_cpu();
+    const auto t0 = Clock::now();
+    pass_memory(s, checked);
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    cpu += process_cpu() - c0;
+  }
+  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  state.counters["kernels"] = static_cast<double>(g_env->entries.size());
+}
+
+// One kernel (range 0) of BM_Memory's pass, raw (range 1 = 0) or with check_memory (= 1).
+void BM_MemoryOne(benchmark::State& state) {
+  const auto i = static_cast<size_t>(state.range(0));
+  if (i >= g_env->entries.size()) {
+    state.SkipWithError("no such kernel");
+    return;
+  }
+  Entry& e = *g_env->entries[i];
+  const int checked = static_cast<int>(state.range(1));
+  zex::Stream s(g_env->dev);
+  double cpu = 0;
+  for (auto _ : state) {
+    refill();
+    const double c0 = process_cpu();
+    const auto t0 = Clock::now();
+    launch_memory(s, e, checked);
+    s.record().synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    cpu += process_cpu() - c0;
+  }
+  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  state.SetLabel(e.c.name());
+}
+
 BENCHMARK(BM_Unchecked)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Checked)->Arg(0)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_One)->ArgsProduct({benchmark::CreateDenseRange(0, 20, 1), {0, 1}})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Memory)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MemoryOne)->ArgsProduct({benchmark::CreateDenseRange(0, 20, 1), {0, 1}})->UseManualTime()->Unit(benchmark::kMillisecond);
 
 
 
@@ -190,6 +262,27 @@ int main(int argc, char** argv) {
                   min_of(base), median_of(c) / median_of(base), median_of(c), median_of(base), c.size());
     }
   }
+  for (auto* m : {&rep.wall, &rep.cpu}) {
+    const auto& u = (*m)["BM_Memory/0"];
+    const auto& c = (*m)["BM_Memory/1"];
+    if (u.empty() || c.empty()) continue;
+    std::printf("memory checks, check_memory/unchanged, %s: fastest %.3f (%.3f / %.3f ms), median %.3f (%.3f / %.3f ms), %zu runs\n",
+                m == &rep.wall ? "wall time" : "process CPU time", min_of(c) / min_of(u), min_of(c), min_of(u),
+                median_of(c) / median_of(u), median_of(c), median_of(u), c.size());
+  }
+  double log_sum = 0;
+  size_t logged = 0;
+  for (size_t i = 0; i < g_env->entries.size(); ++i) {
+    const auto& u = rep.cpu["BM_MemoryOne/" + std::to_string(i) + "/0"];
+    const auto& c = rep.cpu["BM_MemoryOne/" + std::to_string(i) + "/1"];
+    if (u.empty() || c.empty()) continue;
+    const double r = median_of(c) / median_of(u);
+    log_sum += std::log(r);
+    ++logged;
+    std::printf("%-40s check_memory/unchanged, process CPU time: median %.3f (%.3f / %.3f ms)\n",
+                g_env->entries[i]->c.name().c_str(), r, median_of(c), median_of(u));
+  }
+  if (logged) std::printf("memory checks per kernel, geometric mean of %zu: %.3f\n", logged, std::exp(log_sum / static_cast<double>(logged)));
   for (size_t i = 0; i < g_env->entries.size(); ++i) {
     const auto& u = rep.cpu["BM_One/" + std::to_string(i) + "/0"];
     const auto& c = rep.cpu["BM_One/" + std::to_string(i) + "/1"];

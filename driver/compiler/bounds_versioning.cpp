@@ -18,12 +18,29 @@
 // holds at every corner holds throughout. A zext/sext of an id-dependent value needs its operand exact
 // the same way (the check is added to the predicate). Corner values are computed in i128 with ids
 // below 2^32, so the predicate itself cannot overflow.
+//
+// Loops. A loop's induction variable (a header phi that ScalarEvolution reads as start + t * step, with a
+// group-uniform start and a constant step) is one more variable of the forms: t runs over [0, count],
+// where count is the exit count of an exit that every iteration passes (its block dominates the latch)
+// and is group-uniform. The phi's value at the t-th pass through the header is start + t * step modulo
+// 2^w, whatever wraps; the loop cannot pass the header more than count + 1 times, since that exit is
+// tested on every iteration and taken at the latest after count back edges. So a check inside the loop
+// on i * n + k holds for all its iterations if it holds at the box's and t's extremes: the check is
+// hoisted out of the loop, for the whole group, without a second copy of the loop. The count is
+// ScalarEvolution's, which reads the IR's no-wrap flags as LLVM's own loop passes do.
 
 #include "compiler/parts.hpp"
 
+#include <llvm/ADT/Triple.h>
+#include <llvm/Analysis/AssumptionCache.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/ScalarEvolution.h>
+#include <llvm/Analysis/ScalarEvolutionExpressions.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DataLayout.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GetElementPtrTypeIterator.h>
 #include <llvm/IR/IRBuilder.h>
@@ -34,6 +51,7 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ValueMapper.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <map>
@@ -95,12 +113,26 @@ enum class Kind { none, uniform, linear };
 // (linear: which dimensions it may depend on), or neither.
 struct Class {
   Kind kind = Kind::none;
-  unsigned dims = 0;  // bit d: may depend on the id in dimension d
+  unsigned dims = 0;  // bit d: may depend on variable d (the ids 0-2, loop counters from kIds)
+};
+
+// The forms' variables: the three ids, then up to kLoops loops' iteration counters.
+constexpr unsigned kIds = 3, kLoops = 8, kVars = kIds + kLoops;
+using Coefs = std::array<llvm::Value*, kVars>;
+
+// A loop's induction variable: phi == start + t * step (modulo 2^w) at the t-th pass through its
+// header, t in [0, count]; start and count are group-uniform SCEVs (expanded in the new entry block).
+struct LoopVar {
+  const llvm::PHINode* phi;
+  const llvm::SCEV* start;
+  llvm::APInt step;
+  const llvm::SCEV* count;
 };
 
 struct Analysis {
   const llvm::DataLayout& dl;
   std::map<const llvm::Value*, Class> memo;
+  std::map<const llvm::PHINode*, unsigned> loop_var;  // induction variable -> its variable (kIds + i)
 
   static int dim_of(const llvm::CallInst* call, llvm::StringRef name) {
     const llvm::Function* f = call->getCalledFunction();
@@ -146,6 +178,10 @@ struct Analysis {
     if (auto* a = dyn_cast<Argument>(v)) return a->hasByValAttr() ? none : uniform;
     auto* inst = dyn_cast<Instruction>(v);
     if (!inst) return none;
+    if (auto* phi = dyn_cast<PHINode>(inst)) {
+      auto lv = loop_var.find(phi);
+      return lv == loop_var.end() ? none : Class{Kind::linear, 1u << lv->second};
+    }
     auto sub = [&](const Value* o) { return classify(o, depth + 1); };
     // Combines operands' classes: uniform if all are, linear (union of dims) if `linear_ok`.
     auto join = [&](std::initializer_list<const Value*> ops, bool linear_ok) {
@@ -259,7 +295,7 @@ struct Analysis {
 struct Form {
   unsigned width = 64;
   llvm::Value* c = nullptr;
-  std::array<llvm::Value*, 3> k{};
+  Coefs k{};
 };
 
 // A value that must equal its form exactly (no wrap) for the corners to speak for the group.
@@ -272,6 +308,7 @@ struct Emitter {
   Analysis& an;
   llvm::IRBuilder<>& ir;
   std::array<llvm::Value*, 3> first;  // the group's first global id per dimension (i64)
+  const std::vector<LoopVar>* loops = nullptr;
   std::map<const llvm::Value*, llvm::Value*> uniform_copy;
   std::map<const llvm::Value*, Form> forms;
   std::vector<Exact> exact;
@@ -366,6 +403,35 @@ struct Emitter {
   }
   llvm::Value* zero(unsigned w) { return llvm::ConstantInt::get(ir.getIntNTy(w), 0); }
 
+  // A group-uniform SCEV as a value of its type in the new entry block (see expandable()).
+  llvm::Value* expand(const llvm::SCEV* s) {
+    using namespace llvm;
+    if (auto* k = dyn_cast<SCEVConstant>(s)) return k->getValue();
+    if (auto* u = dyn_cast<SCEVUnknown>(s)) return uniform(u->getValue());
+    if (auto* p = dyn_cast<SCEVPtrToIntExpr>(s)) return ir.CreateZExtOrTrunc(expand(p->getOperand()), p->getType());
+    if (auto* c = dyn_cast<SCEVCastExpr>(s)) {
+      Value* o = expand(c->getOperand());
+      if (isa<SCEVTruncateExpr>(s)) return ir.CreateTrunc(o, c->getType());
+      if (isa<SCEVZeroExtendExpr>(s)) return ir.CreateZExt(o, c->getType());
+      return ir.CreateSExt(o, c->getType());
+    }
+    if (auto* d = dyn_cast<SCEVUDivExpr>(s)) return ir.CreateUDiv(expand(d->getLHS()), expand(d->getRHS()));
+    auto* n = cast<SCEVNAryExpr>(s);
+    Value* r = expand(n->getOperand(0));
+    for (size_t i = 1; i < n->getNumOperands(); ++i) {
+      Value* o = expand(n->getOperand(i));
+      switch (s->getSCEVType()) {
+        case scAddExpr: r = ir.CreateAdd(r, o); break;
+        case scMulExpr: r = ir.CreateMul(r, o); break;
+        case scSMaxExpr: r = ir.CreateBinaryIntrinsic(Intrinsic::smax, r, o); break;
+        case scUMaxExpr: r = ir.CreateBinaryIntrinsic(Intrinsic::umax, r, o); break;
+        case scSMinExpr: r = ir.CreateBinaryIntrinsic(Intrinsic::smin, r, o); break;
+        default: r = ir.CreateBinaryIntrinsic(Intrinsic::umin, r, o); break;
+      }
+    }
+    return r;
+  }
+
   Form uniform_form(const llvm::Value* v) {
     Form f;
     f.width = int_of(v)->getIntegerBitWidth();
@@ -383,7 +449,7 @@ struct Emitter {
       return w < in.width ? ir.CreateTrunc(x, ir.getIntNTy(w)) : ir.CreateSExt(x, ir.getIntNTy(w));
     };
     f.c = cv(in.c);
-    for (int d = 0; d < 3; ++d) f.k[d] = cv(in.k[d]);
+    for (unsigned d = 0; d < kVars; ++d) f.k[d] = cv(in.k[d]);
     return f;
   }
 
@@ -404,7 +470,12 @@ struct Emitter {
     Form f;
     f.width = int_of(v)->getIntegerBitWidth();
     unsigned w = f.width;
-    if (auto* call = dyn_cast<CallInst>(v)) {
+    if (auto* phi = dyn_cast<PHINode>(v)) {
+      const unsigned var = an.loop_var.at(phi);
+      const LoopVar& lv = (*loops)[var - kIds];
+      f.c = expand(lv.start);
+      f.k[var] = ConstantInt::get(ir.getContext(), lv.step);
+    } else if (auto* call = dyn_cast<CallInst>(v)) {
       int d = Analysis::dim_of(call, "_Z13get_global_idj");
       bool local = d < 0;
       if (local) d = Analysis::dim_of(call, "_Z12get_local_idj");
@@ -429,7 +500,7 @@ struct Emitter {
                       ? resize(uniform_form(idx), 64)
                       : (idx->getType()->getIntegerBitWidth() < 64 ? extend(idx, 64, true) : form(idx));
         f.c = ir.CreateAdd(f.c, ir.CreateMul(fi.c, stride));
-        for (int d = 0; d < 3; ++d) f.k[d] = add(f.k[d], mul(fi.k[d], stride));
+        for (unsigned d = 0; d < kVars; ++d) f.k[d] = add(f.k[d], mul(fi.k[d], stride));
       }
     } else if (auto* cst = dyn_cast<CastInst>(v)) {
       const Value* op = cst->getOperand(0);
@@ -448,7 +519,7 @@ struct Emitter {
           Form fa = form(a), fb = form(b);
           bool is_sub = bin->getOpcode() == Instruction::Sub;
           f.c = is_sub ? ir.CreateSub(fa.c, fb.c) : ir.CreateAdd(fa.c, fb.c);
-          for (int d = 0; d < 3; ++d) {
+          for (unsigned d = 0; d < kVars; ++d) {
             Value* kb = fb.k[d] && is_sub ? neg(fb.k[d]) : fb.k[d];
             f.k[d] = add(fa.k[d], kb);
           }
@@ -459,14 +530,14 @@ struct Emitter {
           Form fa = form(a);
           Value* u = uniform(b);
           f.c = ir.CreateMul(fa.c, u);
-          for (int d = 0; d < 3; ++d) f.k[d] = mul(fa.k[d], u);
+          for (unsigned d = 0; d < kVars; ++d) f.k[d] = mul(fa.k[d], u);
           break;
         }
         default: {  // shl by a constant
           Form fa = form(a);
           Value* u = ir.CreateShl(ConstantInt::get(ir.getIntNTy(w), 1), bin->getOperand(1));
           f.c = ir.CreateMul(fa.c, u);
-          for (int d = 0; d < 3; ++d) f.k[d] = mul(fa.k[d], u);
+          for (unsigned d = 0; d < kVars; ++d) f.k[d] = mul(fa.k[d], u);
           break;
         }
       }
@@ -522,6 +593,74 @@ bool leaves_of(llvm::Value* cond, bool want, Analysis& an, std::vector<BoundsChe
   return true;
 }
 
+// Whether `s` is an integer SCEV expand() can write in the new entry block: constants, group-uniform
+// values, casts, sums, products, min/max and division by a non-zero constant of them.
+bool expandable(const llvm::SCEV* s, Analysis& an, int depth = 0) {
+  using namespace llvm;
+  if (depth > 16 || !s->getType()->isIntegerTy() || s->getType()->getIntegerBitWidth() > 64) return false;
+  if (isa<SCEVConstant>(s)) return true;
+  if (auto* u = dyn_cast<SCEVUnknown>(s)) return an.classify(u->getValue()).kind == Kind::uniform;
+  if (auto* p = dyn_cast<SCEVPtrToIntExpr>(s)) {
+    auto* u = dyn_cast<SCEVUnknown>(p->getOperand());
+    return u && an.classify(u->getValue()).kind == Kind::uniform;
+  }
+  if (isa<SCEVTruncateExpr>(s) || isa<SCEVZeroExtendExpr>(s) || isa<SCEVSignExtendExpr>(s))
+    return expandable(cast<SCEVCastExpr>(s)->getOperand(), an, depth + 1);
+  if (auto* d = dyn_cast<SCEVUDivExpr>(s)) {
+    auto* k = dyn_cast<SCEVConstant>(d->getRHS());
+    return k && !k->getValue()->isZero() && expandable(d->getLHS(), an, depth + 1);
+  }
+  switch (s->getSCEVType()) {
+    case scAddExpr: case scMulExpr: case scSMaxExpr: case scUMaxExpr: case scSMinExpr: case scUMinExpr:
+      for (const SCEV* o : cast<SCEVNAryExpr>(s)->operands())
+        if (!expandable(o, an, depth + 1)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The induction variables of f's loops that the forms can use (see the top of the file), registered in
+// `an`. Reads f only.
+std::vector<LoopVar> loop_vars(llvm::Function& f, llvm::ScalarEvolution& se, llvm::LoopInfo& li, llvm::DominatorTree& dt,
+                               Analysis& an) {
+  using namespace llvm;
+  std::vector<LoopVar> out;
+  // Uniformity does not depend on the loops: a scratch analysis keeps `an` from memoizing a phi
+  // before it is registered.
+  Analysis scratch{an.dl, {}, {}};
+  for (Loop* l : li.getLoopsInPreorder()) {
+    BasicBlock* latch = l->getLoopLatch();
+    if (!latch) continue;
+    SmallVector<BasicBlock*, 8> exiting;
+    l->getExitingBlocks(exiting);
+    // The latch's own test first: a check's exit (the throw) bounds the loop too, but at the iteration
+    // that fails, so the predicate would never hold.
+    std::stable_partition(exiting.begin(), exiting.end(), [&](BasicBlock* b) { return b == latch; });
+    const SCEV* count = nullptr;
+    for (BasicBlock* b : exiting) {
+      if (!dt.dominates(b, latch)) continue;  // an exit some iteration may skip bounds nothing
+      const SCEV* c = se.getExitCount(l, b);
+      if (!isa<SCEVCouldNotCompute>(c) && expandable(c, scratch)) {
+        count = c;
+        break;
+      }
+    }
+    if (!count) continue;
+    for (PHINode& phi : l->getHeader()->phis()) {
+      if (out.size() >= kLoops) return out;
+      if (!phi.getType()->isIntegerTy() || phi.getType()->getIntegerBitWidth() > 64) continue;
+      auto* ar = dyn_cast<SCEVAddRecExpr>(se.getSCEV(&phi));
+      if (!ar || ar->getLoop() != l || !ar->isAffine()) continue;
+      auto* step = dyn_cast<SCEVConstant>(ar->getStepRecurrence(se));
+      if (!step || !expandable(ar->getStart(), scratch)) continue;
+      an.loop_var[&phi] = kIds + static_cast<unsigned>(out.size());
+      out.push_back({&phi, ar->getStart(), step->getAPInt(), count});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // Versions each kernel whose every throw site is behind recognised checks. Returns how many it versioned.
@@ -567,7 +706,15 @@ unsigned version_bounds_checks(llvm::Module& m) {
       }
       return false;
     };
-    Analysis an{m.getDataLayout(), {}};
+    Analysis an{m.getDataLayout(), {}, {}};
+    // Read before anything changes; the SCEVs stay valid while f is only added to.
+    DominatorTree dt(f);
+    LoopInfo li(dt);
+    TargetLibraryInfoImpl tlii(Triple(m.getTargetTriple()));
+    TargetLibraryInfo tli(tlii);
+    AssumptionCache ac(f);
+    ScalarEvolution se(f, tli, ac, dt, li);
+    const std::vector<LoopVar> loops = loop_vars(f, se, li, dt, an);
     std::vector<BoundsCheck> checks;
     for (BasicBlock& bb : f) {
       auto* br = dyn_cast<BranchInst>(bb.getTerminator());
@@ -617,8 +764,9 @@ unsigned version_bounds_checks(llvm::Module& m) {
       ci->setCallingConv(CallingConv::SPIR_FUNC);
       return ci;
     };
-    Emitter em{an, ir, {}, {}, {}, {}, {}};
-    std::array<Value*, 3> last{}, lo128{}, hi128{};
+    Emitter em{an, ir, {}, &loops, {}, {}, {}, {}};
+    std::array<Value*, 3> last{};
+    std::array<Value*, kVars> lo128{}, hi128{};
     Value* pred = ConstantInt::getTrue(ctx);
     for (unsigned d = 0; d < 3; ++d) {
       Value* size = call("_Z14get_local_sizej", d);
@@ -630,16 +778,21 @@ unsigned version_bounds_checks(llvm::Module& m) {
       lo128[d] = ir.CreateZExt(em.first[d], i128);
       hi128[d] = ir.CreateZExt(last[d], i128);
     }
+    // A loop's counter runs from 0 to its exit count (unsigned).
+    for (size_t i = 0; i < loops.size(); ++i) {
+      lo128[kIds + i] = ConstantInt::get(i128, 0);
+      hi128[kIds + i] = ir.CreateZExt(em.expand(loops[i].count), i128);
+    }
     // A form's least and greatest exact value over the group's box: c plus, per dimension, the smaller
     // and the larger of k*first and k*last. Forms of accesses off one index (c[i], c[i+1], c[i-w]) share
     // their coefficients, so the variable part is computed once for all of them.
-    std::map<std::array<Value*, 3>, std::pair<Value*, Value*>> variable;
+    std::map<Coefs, std::pair<Value*, Value*>> variable;
     auto range = [&](const Form& fm) {
       auto it = variable.find(fm.k);
       if (it == variable.end()) {
         Value* vmin = ConstantInt::get(i128, 0);
         Value* vmax = vmin;
-        for (unsigned d = 0; d < 3; ++d) {
+        for (unsigned d = 0; d < kVars; ++d) {
           if (!fm.k[d]) continue;
           Value* k = ir.CreateSExt(fm.k[d], i128);
           Value* at_lo = ir.CreateMul(k, lo128[d]);
@@ -670,10 +823,10 @@ unsigned version_bounds_checks(llvm::Module& m) {
       unsigned width;
       std::vector<Value*> cs;   // constant terms (width bits)
       Value* u;                 // the uniform side, extended to i128 as the comparison reads it
-      std::array<Value*, 3> k;
+      Coefs k;
     };
-    std::map<std::tuple<int, Value*, std::array<Value*, 3>>, Family> families;
-    std::vector<std::tuple<int, Value*, std::array<Value*, 3>>> family_order;
+    std::map<std::tuple<int, Value*, Coefs>, Family> families;
+    std::vector<std::tuple<int, Value*, Coefs>> family_order;
     auto compare = [&](CmpInst::Predicate p, Value* x, Value* y) { return ir.CreateICmp(ICmpInst::getSignedPredicate(p), x, y); };
     for (const BoundsCheck& c : checks)
       for (const BoundsCheck::Leaf& leaf : c.leaves) {

@@ -246,6 +246,37 @@ TEST(BoundsVersioning, ReviewedShapesStaySound) {
   EXPECT_TRUE(frozen) << "the recomputed ctlz is frozen";
 }
 
+// Checks on a loop's counter (versioning.cl's `looped` after -O2): the counter is one more variable of
+// the forms, over [0, the latch's exit count], so the kernel is versioned. Not versioned: a counter whose
+// count depends on the id (a triangular loop), and a step that is not a constant.
+TEST(BoundsVersioning, ChecksOnALoopCounterGetAFastCopy) {
+  auto kernel = [](const std::string& name, const std::string& bound, const std::string& step) {
+    return "define spir_kernel void @" + name + "(i32 addrspace(1)* %data, i64 %base, i64 %starts, i32 %n, i32 %s) {\n"
+           "entry:\n  %g = call spir_func i64 @_Z13get_global_idj(i32 0)\n  %conv = trunc i64 %g to i32\n"
+           "  %lim = " + bound + "\n  %go = icmp sgt i32 %lim, 0\n  br i1 %go, label %pre, label %done\n"
+           "pre:\n  %row = shl nsw i32 %conv, 1\n  br label %body\n"
+           "latch:\n  %inc = add nsw i32 %k, " + step + "\n  %more = icmp slt i32 %inc, %lim\n"
+           "  br i1 %more, label %body, label %done\n"
+           "body:\n  %k = phi i32 [ 0, %pre ], [ %inc, %latch ]\n  %add = add nsw i32 %k, %row\n"
+           "  %idx = sext i32 %add to i64\n  %p = getelementptr inbounds i32, i32 addrspace(1)* %data, i64 %idx\n"
+           "  %a = ptrtoint i32 addrspace(1)* %p to i64\n  %off = sub i64 %a, %base\n"
+           "  %ok = icmp ult i64 %off, %starts\n  br i1 %ok, label %latch, label %cold\n"
+           "cold:\n  call spir_func void @zex_report_exception(i32 1)\n  ret void\n"
+           "done:\n  ret void\n}\n";
+  };
+  llvm::LLVMContext ctx;
+  auto m = parse_ir(ctx, "declare spir_func i64 @_Z13get_global_idj(i32)\n"
+                         "declare spir_func void @zex_report_exception(i32)\n" +
+                             kernel("k", "add i32 %n, 0", "1") + kernel("triangular", "add i32 %conv, 1", "1") +
+                             kernel("stepped", "add i32 %n, 0", "%s"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(version_bounds_checks(*m), 1u);
+  EXPECT_EQ(verify(*m), "");
+  EXPECT_EQ(m->getFunction("k")->getEntryBlock().getName(), "zex.version");
+  EXPECT_NE(m->getFunction("triangular")->getEntryBlock().getName(), "zex.version");
+  EXPECT_NE(m->getFunction("stepped")->getEntryBlock().getName(), "zex.version");
+}
+
 // --- defined_phis.cpp ---------------------------------------------------------------------------------
 
 // A loop of barriers with a flag that is undefined when the loop does not run (hotspot's `computed`):

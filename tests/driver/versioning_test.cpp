@@ -131,3 +131,26 @@ TEST_F(VersioningRun, MemoryCheckWithAPitchFollowsTheSource) {
     }
   }
 }
+
+// Checks inside two loops on their counters (versioning.cl's `looped`): each work-item's fate over loop
+// counts and bounds that make no group, some groups, or every group throw, at the first, the last or a
+// middle iteration; a versioning that bounded the counters wrongly lets some of them through.
+TEST_F(VersioningRun, ChecksInLoopsFollowTheSource) {
+  auto* data = static_cast<uint32_t*>(alloc_shared(4));
+  const uint64_t base = reinterpret_cast<uint64_t>(data);
+  auto off = [](int64_t idx) { return static_cast<uint64_t>(idx) * 4; };
+  for (int32_t n : {0, 1, 37, 600, 2047}) {
+    // 4 * 4500: group 7 passes at the loop's first half and fails in its second (2 * 2047 + 599 >= 4500).
+    for (uint64_t starts : {uint64_t(0), uint64_t(4) * 700 - 3, uint64_t(4) * 4500, uint64_t(4) * 5000}) {
+      SCOPED_TRACE(testing::Message() << "n " << n << " starts " << starts);
+      check("looped", [&](ze_kernel_handle_t k) { set_memory_check(k, data, base, starts, n); },
+            expect([&](uint32_t i) {
+              for (int32_t k = 0; k < n; ++k)
+                if (off(int32_t(i) * 2 + k) >= starts) return false;
+              for (int32_t k = n - 1; k >= 0; k -= 3)
+                if (off(int32_t(i) - k) >= starts) return false;
+              return true;
+            }));
+    }
+  }
+}

@@ -66,3 +66,20 @@ __kernel void pitched(__global uint* mark, __global const uint* data, ulong base
   CHECK(off < starts, mark, i);
   mark[i] = 1u;
 }
+
+/* Checks inside loops, on the loops' counters (hoisted over each counter's whole range): row 2i's
+   elements 2i + k for k in [0, n), then i - k for k = n - 1, n - 4, ... down to 0 (a step of -3, whose
+   count is a division). A work-item throws at the first failing offset; the versioning may only skip
+   the checks of groups in which no iteration of either loop fails. */
+__kernel void looped(__global uint* mark, __global const uint* data, ulong base, ulong starts, int n) {
+  size_t i = get_global_id(0);
+  for (int k = 0; k < n; ++k) {
+    ulong off = (ulong)(&data[(int)i * 2 + k]) - base;
+    CHECK(off < starts, mark, i);
+  }
+  for (int k = n - 1; k >= 0; k -= 3) {
+    ulong off = (ulong)(&data[(int)i - k]) - base;
+    CHECK(off < starts, mark, i);
+  }
+  mark[i] = 1u;
+}
