@@ -772,9 +772,6 @@ unsigned version_bounds_checks(llvm::Module& m) {
       Value* size = call("_Z14get_local_sizej", d);
       em.first[d] = ir.CreateAdd(ir.CreateMul(call("_Z12get_group_idj", d), size), call("_Z17get_global_offsetj", d));
       last[d] = ir.CreateAdd(em.first[d], ir.CreateSub(size, ConstantInt::get(i64, 1)));
-      // Ids below 2^32 keep every corner value of the predicate far inside i128.
-      pred = ir.CreateAnd(pred, ir.CreateICmpULT(last[d], ConstantInt::get(i64, uint64_t(1) << 32)));
-      pred = ir.CreateAnd(pred, ir.CreateICmpULE(em.first[d], last[d]));
       lo128[d] = ir.CreateZExt(em.first[d], i128);
       hi128[d] = ir.CreateZExt(last[d], i128);
     }
@@ -783,6 +780,10 @@ unsigned version_bounds_checks(llvm::Module& m) {
       lo128[kIds + i] = ConstantInt::get(i128, 0);
       hi128[kIds + i] = ir.CreateZExt(em.expand(loops[i].count), i128);
     }
+    // The variables some form depends on (range() marks them): only theirs are tested below. Per group,
+    // the predicate is the checks' whole cost (with it replaced by `true`, saxpy and stencil2d ran at
+    // 0.95x the unchecked kernel, against 1.3x), and a 1-D kernel need not test the other two ids.
+    unsigned used = 0;
     // A form's least and greatest exact value over the group's box: c plus, per dimension, the smaller
     // and the larger of k*first and k*last. Forms of accesses off one index (c[i], c[i+1], c[i-w]) share
     // their coefficients, so the variable part is computed once for all of them.
@@ -794,6 +795,7 @@ unsigned version_bounds_checks(llvm::Module& m) {
         Value* vmax = vmin;
         for (unsigned d = 0; d < kVars; ++d) {
           if (!fm.k[d]) continue;
+          used |= 1u << d;
           Value* k = ir.CreateSExt(fm.k[d], i128);
           Value* at_lo = ir.CreateMul(k, lo128[d]);
           Value* at_hi = ir.CreateMul(k, hi128[d]);
@@ -908,6 +910,13 @@ unsigned version_bounds_checks(llvm::Module& m) {
       fast_br->eraseFromParent();
     }
     MDBuilder md(ctx);
+    // Ids and counters below 2^32 keep every extreme value of the predicate far inside i128 (each term
+    // below 2^95); first <= last: the group's last id did not wrap.
+    for (unsigned d = 0; d < kVars; ++d) {
+      if (!(used & (1u << d))) continue;
+      pred = ir.CreateAnd(pred, ir.CreateICmpULT(hi128[d], ConstantInt::get(i128, uint64_t(1) << 32)));
+      if (d < kIds) pred = ir.CreateAnd(pred, ir.CreateICmpULE(em.first[d], last[d]));
+    }
     ir.CreateCondBr(pred, cast<BasicBlock>(vmap[old_entry]), old_entry, md.createBranchWeights(1000, 1));
     ++versioned;
   }
