@@ -35,11 +35,11 @@ struct ModuleOptions {
 /// the module, not executions) checked, and those left unchecked by reason.
 struct MemoryCheckCounts {
   bool enabled = false;     // the module was built with check_memory
-  size_t checked = 0;       // accesses through a kernel's pointer argument, each checked
+  size_t checked = 0;       // accesses through a kernel's pointer argument or into a __local array, each checked
   size_t loaded = 0;        // unchecked: the pointer was loaded from memory
   size_t from_integer = 0;  // unchecked: the pointer was made from an integer
   size_t untraced = 0;      // unchecked: another derivation (pointers of several arguments, say)
-  size_t local = 0;         // __local accesses: not checked yet
+  size_t local = 0;         // unchecked: __local accesses through a __local parameter (its size is the launch's)
 };
 
 namespace detail {

@@ -183,6 +183,48 @@ TEST_P(Builds, AStoreInAHelperIsCaughtThroughTheCall) {
   EXPECT_EQ(e.frames()[0].function, "store_at");
 }
 
+// issue 27's second step: a static __local array checked against its own size, in a kernel with a
+// barrier (the throwing work-items end before it; the others still meet there).
+TEST_P(Builds, ALocalTilePastItsEndIsCaughtBeforeTheBarrier) {
+  zex::Kernel k = mod.kernel("tiled");
+  const uint32_t n = 64;
+  Buffer<float> in(n), out(n);
+  for (uint32_t i = 0; i < n; ++i) in[i] = float(i);
+  zex::LaunchConfig c = grid(n / 16);
+  c.group_size = {16, 1, 1};
+  s.launch(k, c, out.get(), in.get());
+  ASSERT_NO_THROW(s.synchronize()) << "a group of 16 fits the tile";
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], float((i / 16) * 16 + (i % 16 + 1) % 16)) << i;
+  // Groups of 32: local ids 16..31 write tile[16..31] (byte offsets 64..124 of 64 bytes) and throw; the
+  // report is one of theirs.
+  c = grid(n / 32);
+  c.group_size = {32, 1, 1};
+  s.launch(k, c, out.get(), in.get());
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e.name(), "OutOfBoundsAccess");
+  ASSERT_EQ(e.values().size(), 2u);
+  const uint64_t off = e.values()[0];
+  EXPECT_EQ(e.values()[1], 64u) << "the tile's size";
+  EXPECT_TRUE(off >= 64 && off <= 124 && off % 4 == 0) << off;
+  const std::string text = "write of __local 'tile' at byte offset " + std::to_string(off) + " of an allocation of 64 bytes";
+  EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  EXPECT_EQ(e.thrower_count(), 32u) << "local ids 16..31 of both groups";
+  if (debug()) {
+    ASSERT_FALSE(e.frames().empty());
+    EXPECT_EQ(e.frames()[0].line, line_of("tiled")) << e.what();
+  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (i % 32 < 16) {
+      EXPECT_EQ(out[i], float((i / 32) * 32 + (i % 16 + 1) % 16)) << "work-item " << i << " ran on";
+    }
+  // The stream stays usable.
+  c = grid(n / 16);
+  c.group_size = {16, 1, 1};
+  s.launch(k, c, out.get(), in.get());
+  EXPECT_NO_THROW(s.synchronize());
+  EXPECT_EQ(mod.memory_checks().local, 0u) << "memory_bugs.cl has no __local parameter";
+}
+
 TEST_P(Builds, APointerLoadedFromMemoryIsNotReportedFalsely) {
   zex::Kernel k = mod.kernel("loaded");
   Buffer<float> target(16);

@@ -38,7 +38,7 @@ TEST_P(MemoryAccesses, CountsEveryShapeAlikeAtEveryOptimizationLevel) {
   const MemoryAccessReport r = zex::passes::analyze_memory_accesses(ctx);
   EXPECT_EQ(ctx.words(), words) << "the analysis wrote the module";
   auto k = by_name(r.kernels);
-  ASSERT_EQ(k.size(), 10u);
+  ASSERT_EQ(k.size(), 11u);
   EXPECT_EQ(k["bump"].checked, 2u) << "the read and the write";
 
   EXPECT_EQ(k["stencil"].checked, 4u);
@@ -66,6 +66,8 @@ TEST_P(MemoryAccesses, CountsEveryShapeAlikeAtEveryOptimizationLevel) {
   EXPECT_EQ(k["local_copy"].checked, 1u);
   EXPECT_EQ(k["local_copy"].local, 2u) << "the store and the load of tmp";
   EXPECT_EQ(k["local_copy"].checked_params, (std::vector<uint32_t>{0}));
+  EXPECT_EQ(k["local_tile"].local, 2u) << "the static array's store and load";
+  EXPECT_EQ(k["local_tile"].checked, 1u);
 
   // The helper keeps its function (noinline): its store is checked through the call, with the kernel's
   // parameter 0; on its own the helper's access is through its parameter.
@@ -108,8 +110,9 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   MemoryCheckCounts counts;
   ASSERT_EQ(zex::passes::add_memory_checks(ctx, &kernels, &counts), zex::passes::Status::Changed);
   auto k = checks_by_name(kernels);
-  ASSERT_EQ(k.size(), 10u);
-  EXPECT_EQ(counts.checked, 13u);
+  ASSERT_EQ(k.size(), 11u);
+  EXPECT_EQ(counts.checked, 16u) << "local_tile: its out and the two accesses of its static __local array";
+  EXPECT_EQ(counts.local, 2u) << "local_copy's, through its __local parameter";
   EXPECT_EQ(counts.merged, 1u) << "bump's write, covered by its read's check";
   EXPECT_EQ(kernels.front().name, "stencil") << "module order";
   EXPECT_EQ(k["stencil"].user_params, 3u);
@@ -129,8 +132,8 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   EXPECT_EQ(kinds.at("stencil").size(), 3u + 1u + 1u);
   EXPECT_TRUE(zex::passes::kernels_without_state(zex::passes::parse(checked)).empty());
   // One throw per checked access: stencil 4, loaded 2, atomics 1, select_same 1, walk 1, local_copy 1, put 1,
-  // bump 1 (its read; the write is covered).
-  EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 12u);
+  // bump 1 (its read; the write is covered), local_tile 3.
+  EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 15u);
 
   // Through the whole link: valid, and the sites name the argument and the access.
   zex::detail::LinkedModule linked;
@@ -147,7 +150,9 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
     }
   }
   EXPECT_EQ(reasons["read of argument 'in'"], 3u);
-  EXPECT_EQ(reasons["write of argument 'out'"], 1u + 1u) << "stencil's and local_copy's";
+  EXPECT_EQ(reasons["write of argument 'out'"], 1u + 1u + 1u) << "stencil's, local_copy's and local_tile's";
+  EXPECT_EQ(reasons["write of __local 'tile'"], 1u) << "local_tile's store into its static array";
+  EXPECT_EQ(reasons["read of __local 'tile'"], 1u);
   EXPECT_EQ(reasons["atomic update of argument 'c'"], 1u);
   EXPECT_EQ(reasons["read of argument 'a'"], 1u) << "bump";
   EXPECT_EQ(reasons["write of argument 'a'"], 1u) << "select_same's; bump's write needs no check of its own";

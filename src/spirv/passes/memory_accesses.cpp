@@ -16,8 +16,10 @@
 //   caller, as far as the kernel's parameters (the pass then gives such a function the bounds as
 //   hidden parameters).
 // Everything else is counted as unchecked, by reason: a pointer loaded from memory (a table of
-// pointers), made from an integer, or from different parameters on different paths. Accesses to Workgroup (__local) memory are counted apart: they are the
-// issue's second step; Function and Private memory is the work-item's own and never checked.
+// pointers), made from an integer, or from different parameters on different paths. Accesses to
+// Workgroup (__local) memory are listed apart: into a __local variable (a static array, whose size the
+// module says: checked against it), or through a __local parameter (counted, not checked: its size is
+// the launch's). Function and Private memory is the work-item's own and never checked.
 #include "spirv/passes/passes.hpp"
 #include "spirv/passes/memory_accesses.hpp"
 
@@ -59,7 +61,11 @@ class Analysis {
       const uint32_t ptr = in.word(w);
       const uint32_t sc = storage_class(ptr);
       if (sc == spv::StorageClassWorkgroup) {
-        ++out.local;
+        // Into one __local variable (the variable's size is the bound), or through a __local parameter
+        // (the launch's size: not checked).
+        const Trace t = trace(ptr);
+        if (t.origin == Origin::Local && t.param) out.local_accesses.push_back(memory::LocalAccess{i, t.param});
+        else ++out.local;
         continue;
       }
       if (sc != spv::StorageClassCrossWorkgroup && sc != spv::StorageClassGeneric) continue;
@@ -152,7 +158,7 @@ class Analysis {
       case spv::OpConvertUToPtr:
         return Trace{Origin::Integer};
       case spv::OpVariable:
-        return d->word(3) == spv::StorageClassWorkgroup ? Trace{Origin::Local} : Trace{Origin::Own};
+        return d->word(3) == spv::StorageClassWorkgroup ? Trace{Origin::Local, d->result_id} : Trace{Origin::Own};
       case spv::OpLoad: {
         auto v = vars_.find(d->word(3));
         if (v != vars_.end()) return v->second.escapes ? Trace{} : agree(v->second.stored);
@@ -209,7 +215,7 @@ void add_calls(const std::map<uint32_t, FunctionAccesses>& fns, uint32_t f, cons
     if (t.origin != Origin::Param) return t;
     return t.param < params.size() ? params[t.param] : Trace{};
   };
-  out->local += it->second.local;
+  out->local += it->second.local + it->second.local_accesses.size();
   for (const memory::Access& a : it->second.accesses) count(resolve(a.trace), out, checked);
   // OpenCL C has no recursion; a module that recurses anyway is cut off (its deeper accesses uncounted).
   if (depth >= 64) return;
@@ -269,7 +275,7 @@ MemoryAccessReport analyze_memory_accesses(IRContext& ctx) {
     const std::vector<std::string>& names = ctx.names(f.id);
     h.name = names.empty() ? "" : names.front();
     const FunctionAccesses& fa = fns[f.id];
-    h.local = fa.local;
+    h.local = fa.local + fa.local_accesses.size();
     std::set<uint32_t> unused;
     for (const memory::Access& a : fa.accesses)
       count(a.trace.origin == Origin::Param ? Trace{Origin::Helper} : a.trace, &h, &unused);

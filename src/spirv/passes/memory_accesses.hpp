@@ -28,7 +28,7 @@ enum class Origin {
 
 struct Trace {
   Origin origin = Origin::Other;
-  uint32_t param = 0;  // Origin::Param: the parameter's index
+  uint32_t param = 0;  // Origin::Param: the parameter's index; Origin::Local: the variable's id (0: a parameter)
   bool operator==(const Trace& o) const { return origin == o.origin && param == o.param; }
 };
 
@@ -43,9 +43,15 @@ struct Call {
   uint32_t callee;
   std::vector<Trace> args;
 };
+// An access to Workgroup memory through a pointer into one __local variable (a static array).
+struct LocalAccess {
+  size_t inst;
+  uint32_t variable;
+};
 struct FunctionAccesses {
   std::vector<Access> accesses;
-  size_t local = 0;  // accesses to Workgroup memory
+  std::vector<LocalAccess> local_accesses;  // Workgroup accesses into a __local variable
+  size_t local = 0;  // the other accesses to Workgroup memory (through a __local parameter)
   std::vector<Call> calls;
 };
 

@@ -113,8 +113,9 @@ class Checker {
     const uint32_t sc = param ? storage_of_type(param->type_id) : ~0u;
     return sc == spv::StorageClassCrossWorkgroup || (!f.entry && sc == spv::StorageClassGeneric);
   }
-  // Bytes an access of a value of `type` touches (1 if the pass cannot tell: the first byte is checked).
-  uint64_t bytes_of(uint32_t type, int depth = 0);
+  // Bytes an access of a value of `type` touches (1 if the pass cannot tell: the first byte is checked;
+  // *exact then becomes false).
+  uint64_t bytes_of(uint32_t type, int depth = 0, bool* exact = nullptr);
   std::string param_name(const Fn& f, uint32_t p) {
     const std::vector<std::string>& n = ctx_.names(f.params[p]);
     return n.empty() || n.front().empty() ? "argument " + std::to_string(p) : "argument '" + n.front() + "'";
@@ -180,6 +181,14 @@ class Checker {
   uint64_t access_bytes(const Instruction& access);
   void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, Insts* out, Insts* cold,
              uint32_t* block_label);
+  // The same for an access into the __local variable `var`, against its size.
+  void check_local(Fn& f, const Instruction& access, const Instruction* line, uint32_t var, Insts* out, Insts* cold,
+                   uint32_t* block_label);
+  // The branch of a check (`ok` or the throw block), and the throw block's report of `what` at `off` of
+  // an allocation of `size` bytes (ulong ids).
+  void branch_and_throw(Fn& f, const Instruction& access, const Instruction* line, uint32_t ok, const std::string& what,
+                        uint32_t off, uint32_t size, Insts* out, Insts* cold, uint32_t* block_label);
+  std::map<uint32_t, uint64_t> local_sizes_;  // __local variable -> its bytes (known sizes only)
   // A zex_throw at `at` (its lines and debug scope, or `line_in_effect`), then the function's return.
   struct Throw {
     std::string name, reason, function, file;
@@ -206,9 +215,13 @@ class Checker {
   MemoryCheckCounts* counts_ = nullptr;
 };
 
-uint64_t Checker::bytes_of(uint32_t type, int depth) {
+uint64_t Checker::bytes_of(uint32_t type, int depth, bool* exact) {
   const Instruction* t = def(type);
-  if (!t || depth > 16) return 1;
+  auto unknown = [&] {
+    if (exact) *exact = false;
+    return uint64_t{1};
+  };
+  if (!t || depth > 16) return unknown();
   switch (t->opcode) {
     case spv::OpTypeInt:
     case spv::OpTypeFloat:
@@ -216,27 +229,29 @@ uint64_t Checker::bytes_of(uint32_t type, int depth) {
     case spv::OpTypePointer:
       return 8;  // Physical64: the only addressing model zex accepts
     case spv::OpTypeVector:
-      return t->word(3) * bytes_of(t->word(2), depth + 1);
+      return t->word(3) * bytes_of(t->word(2), depth + 1, exact);
     case spv::OpTypeArray: {
       const Instruction* n = def(t->word(3));
-      if (!n || n->opcode != spv::OpConstant) return 1;
+      if (!n || n->opcode != spv::OpConstant) return unknown();
       const uint64_t count = n->size() > 4 ? (uint64_t(n->word(4)) << 32 | n->word(3)) : n->word(3);
-      return count * bytes_of(t->word(2), depth + 1);
+      if (count == 0 || count > (uint64_t(1) << 40)) return unknown();
+      return count * bytes_of(t->word(2), depth + 1, exact);
     }
     case spv::OpTypeStruct: {
       // The end of its last member, by the members' Offset decorations; their sum without any.
       uint64_t sum = 0, end = 0;
-      for (size_t k = 2; k < t->size(); ++k) sum += bytes_of(t->word(k), depth + 1);
+      for (size_t k = 2; k < t->size(); ++k) sum += bytes_of(t->word(k), depth + 1, exact);
       for (size_t d : ctx_.decorations(type)) {
         const Instruction& dec = m_.insts[d];
         if (dec.opcode != spv::OpMemberDecorate || dec.word(3) != spv::DecorationOffset) continue;
         const size_t member = 2 + dec.word(2);
-        if (member < t->size()) end = std::max<uint64_t>(end, dec.word(4) + bytes_of(t->word(member), depth + 1));
+        if (member < t->size()) end = std::max<uint64_t>(end, dec.word(4) + bytes_of(t->word(member), depth + 1, exact));
       }
+      if (!end && !sum) return unknown();
       return std::max<uint64_t>(end ? end : sum, 1);
     }
     default:
-      return 1;
+      return unknown();
   }
 }
 
@@ -358,6 +373,38 @@ void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in
   out->push_back(make_instruction(spv::OpConvertPtrToU, u64, addr, {ptr}));
   out->push_back(make_instruction(spv::OpISub, u64, off, {addr, base}));
   out->push_back(make_instruction(spv::OpULessThan, b, ok, {off, starts}));
+  branch_and_throw(f, access, line_in_effect, ok, param_name(f, param), off, size, out, cold, block_label);
+}
+
+// An access into a __local variable (a static array): its byte offset from the variable, against the
+// variable's size, both constants but the offset; the same one compare and throw as a global access.
+void Checker::check_local(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t var, Insts* out,
+                          Insts* cold, uint32_t* block_label) {
+  const uint32_t ptr = access.word(access_pointer_word(access.opcode));
+  const uint32_t u64 = ulong_type(), b = bool_type();
+  const uint64_t size = local_sizes_.at(var), bytes = access_bytes(access);
+  const uint32_t addr = fresh(), base = fresh(), off = fresh(), ok = fresh();
+  out->push_back(make_instruction(spv::OpConvertPtrToU, u64, addr, {ptr}));
+  out->push_back(make_instruction(spv::OpConvertPtrToU, u64, base, {var}));
+  out->push_back(make_instruction(spv::OpISub, u64, off, {addr, base}));
+  out->push_back(make_instruction(spv::OpULessThan, b, ok, {off, ulong_constant(size >= bytes ? size - bytes + 1 : 0)}));
+  const std::vector<std::string>& n = ctx_.names(var);
+  std::string source = n.empty() ? std::string() : n.front();
+  // clang names a kernel's `local float tile[16]` "kernel.tile": the source's name is after the dot.
+  const size_t dot = source.find('.');
+  if (dot != std::string::npos && dot + 1 < source.size())
+    for (const auto& e : fns_)
+      if (function_name(e.second) == source.substr(0, dot)) {
+        source = source.substr(dot + 1);
+        break;
+      }
+  const std::string name = source.empty() ? "__local variable " + std::to_string(var) : "__local '" + source + "'";
+  branch_and_throw(f, access, line_in_effect, ok, name, off, ulong_constant(size), out, cold, block_label);
+}
+
+void Checker::branch_and_throw(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t ok,
+                               const std::string& target, uint32_t off, uint32_t size, Insts* out, Insts* cold,
+                               uint32_t* block_label) {
   const uint32_t cont = fresh(), thrown = fresh();
   Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {ok, cont, thrown});
   add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);  // branch weights: the throw is cold
@@ -373,7 +420,7 @@ void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in
   cold->push_back(make_instruction(spv::OpLabel, 0, thrown, {}));
   Throw t;
   t.name = "OutOfBoundsAccess";
-  t.reason = what + param_name(f, param);
+  t.reason = what + target;
   t.function = function_name(f);
   t.value_count = 2;
   t.value_kind = ZEX_VALUES_MEMORY;
@@ -446,6 +493,8 @@ void Checker::rewrite(Fn& f, Insts* out) {
   std::map<size_t, uint32_t> checked_at;  // instruction index -> the parameter its check uses
   for (const memory::Access& a : fa.accesses)
     if (a.trace.origin == Origin::Param && f.bounded.count(a.trace.param)) checked_at[a.inst] = a.trace.param;
+  std::map<size_t, uint32_t> local_at;  // instruction index -> the __local variable its check uses
+  for (const memory::LocalAccess& a : fa.local_accesses) local_at[a.inst] = a.variable;
   std::map<size_t, const memory::Call*> calls;
   for (const memory::Call& c : fa.calls) calls[c.inst] = &c;
 
@@ -606,6 +655,18 @@ void Checker::rewrite(Fn& f, Insts* out) {
         done = bytes;
       }
     }
+    auto lc = local_at.find(i);
+    if (lc != local_at.end()) {
+      const uint32_t ptr = in.word(access_pointer_word(in.opcode));
+      const uint64_t bytes = access_bytes(in);
+      uint64_t& done = covered[ptr];
+      if (done >= bytes) {
+        if (counts_ && options_.memory) ++counts_->merged;
+      } else {
+        check_local(f, in, line, lc->second, &body, &cold, &label);
+        done = bytes;
+      }
+    }
     auto call = calls.find(i);
     if (call != calls.end() && fns_.count(call->second->callee) && fns_[call->second->callee].needs_state) {
       const Fn& g = fns_[call->second->callee];
@@ -661,6 +722,24 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
   }
   if (entries.empty()) return false;
   accesses_ = memory::analyze_functions(ctx_);
+  // __local variables of a known size are checked against it (with memory checks on); the others are
+  // counted with the accesses through __local parameters.
+  for (auto& e : accesses_) {
+    std::vector<memory::LocalAccess> kept;
+    for (const memory::LocalAccess& a : e.second.local_accesses) {
+      const Instruction* var = def(a.variable);
+      const Instruction* pt = var ? def(var->type_id) : nullptr;
+      bool exact = pt && pt->opcode == spv::OpTypePointer;
+      const uint64_t size = exact ? bytes_of(pt->word(3), 0, &exact) : 0;
+      if (options_.memory && exact) {
+        local_sizes_[a.variable] = size;
+        kept.push_back(a);
+      } else {
+        ++e.second.local;
+      }
+    }
+    e.second.local_accesses = std::move(kept);
+  }
   for (const IRContext::FunctionRange& r : std::vector<IRContext::FunctionRange>(ctx_.functions())) {
     if (!r.defined) continue;
     Fn f;
@@ -735,7 +814,8 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     grew = false;
     for (auto& e : fns_) {
       Fn& f = e.second;
-      bool needs = (options_.memory && f.entry) || !f.bounded.empty() || assert_calls_.count(f.id);
+      bool needs = (options_.memory && f.entry) || !f.bounded.empty() || assert_calls_.count(f.id) ||
+                   !accesses_[f.id].local_accesses.empty();
       for (const memory::Call& c : accesses_[f.id].calls) {
         auto g = fns_.find(c.callee);
         needs = needs || (g != fns_.end() && g->second.needs_state);
@@ -750,7 +830,7 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
   for (auto& e : fns_) {
     Fn& w = e.second;
     const memory::FunctionAccesses& fa = accesses_[w.id];
-    if (!w.entry || fa.calls.size() != 1 || !fa.accesses.empty() || fa.local) continue;
+    if (!w.entry || fa.calls.size() != 1 || !fa.accesses.empty() || fa.local || !fa.local_accesses.empty()) continue;
     auto b = fns_.find(fa.calls[0].callee);
     if (b == fns_.end() || b->second.entry || b->second.params.size() != w.params.size()) continue;
     bool forwards = true;
@@ -775,6 +855,7 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     for (const auto& e : fns_) {
       const memory::FunctionAccesses& fa = accesses_[e.first];
       counts->local += fa.local;
+      counts->checked += fa.local_accesses.size();
       for (const memory::Access& a : fa.accesses) {
         if (a.trace.origin == Origin::Param && e.second.bounded.count(a.trace.param)) ++counts->checked;
         else if (a.trace.origin == Origin::Loaded) ++counts->loaded;
@@ -802,7 +883,8 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     }
   bool any = false;
   for (const auto& e : fns_)
-    any = any || (e.second.needs_state && e.second.entry && !e.second.has_state) || !e.second.bounded.empty();
+    any = any || (e.second.needs_state && e.second.entry && !e.second.has_state) || !e.second.bounded.empty() ||
+          !accesses_[e.first].local_accesses.empty();
   any = any || !assert_calls_.empty();
   if (!any) {
     report(out);

@@ -73,7 +73,7 @@ struct KernelMemoryAccesses {
   size_t from_integer = 0;  // made from an integer
   size_t helper = 0;        // a parameter of a function that is not a kernel
   size_t other = 0;         // any other derivation (inputs from different parameters, unknown shapes)
-  size_t local = 0;         // Workgroup (__local) memory: the second step
+  size_t local = 0;         // Workgroup (__local) memory (analyze_memory_accesses does not split it; add_memory_checks checks static __local arrays)
 };
 struct MemoryAccessReport {
   std::vector<KernelMemoryAccesses> kernels;  // entry points, in module order
@@ -94,12 +94,12 @@ struct KernelMemoryChecks {
 /// The module's global accesses (instructions, every defined function) by what add_memory_checks did
 /// with them: checked, or left unchecked and why.
 struct MemoryCheckCounts {
-  size_t checked = 0;
+  size_t checked = 0;       // through a kernel's pointer parameter, or into a static __local array
   size_t merged = 0;        // of those, covered by an earlier check of the same pointer in the same block
   size_t loaded = 0;        // unchecked: the pointer was loaded from memory
   size_t from_integer = 0;  // unchecked: made from an integer
   size_t untraced = 0;      // unchecked: any other derivation (several parameters, a helper's caller unknown)
-  size_t local = 0;         // __local accesses, not checked (the second step)
+  size_t local = 0;         // __local accesses not checked: through a __local parameter (the launch sets its size)
 };
 /// What add_memory_checks adds: bounds checks (`memory`), and the kernels' own assertions (`asserts`:
 /// every call of an imported __assert_fail or __devicelib_assert_fail becomes a zex_throw of

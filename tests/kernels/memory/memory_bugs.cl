@@ -50,3 +50,13 @@ kernel void through_helper(global float* out, uint n) {
 
 // A pointer read from memory: not checked, counted; never reported falsely.
 kernel void loaded(global float* global* table, uint i) { table[0][i] = 5.0f; }
+
+// A work-group tile sized for 16 work-items: a group of 32 writes past it (tile[16] and on), before the
+// barrier; a group of 16 stays in bounds. Each reads its neighbour's element (within the first 16).
+kernel void tiled(global float* out, global const float* in) {
+  local float tile[16];
+  size_t l = get_local_id(0), i = get_global_id(0);
+  tile[l] = in[i];  // LINE:tiled
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[i] = tile[(l + 1) % 16];
+}

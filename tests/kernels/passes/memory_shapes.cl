@@ -44,6 +44,16 @@ kernel void local_copy(global int* out, local int* tmp) {
   out[get_global_id(0)] = tmp[(l + 1) % get_local_size(0)];
 }
 
+// A static __local array: its store and load are checked against its 64 bytes (add_memory_checks),
+// counted as __local by the analysis; the global store checked as usual.
+kernel void local_tile(global int* out) {
+  local int tile[16];
+  size_t l = get_local_id(0);
+  tile[l] = (int)l;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[get_global_id(0)] = tile[15 - l % 16];
+}
+
 // A helper that keeps its own function: its access is checked through the call (parameter 0).
 __attribute__((noinline)) void put(global float* p, size_t i, float v) { p[i] = v; }
 kernel void calls_helper(global float* out) { put(out, get_global_id(0), 4.0f); }
