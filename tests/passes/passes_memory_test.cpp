@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -134,6 +135,22 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   // One throw per checked access: stencil 4, loaded 2, atomics 1, select_same 1, walk 1, local_copy 1, put 1,
   // bump 1 (its read; the write is covered), local_tile 3.
   EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 15u);
+  // local_tile's two accesses go through select(ok, p, the tile's start): a thrower that goes on to the
+  // barrier never reads or writes past the tile.
+  {
+    const zex::passes::Module pm = zex::passes::parse(checked);
+    uint32_t tile = 0;
+    for (const auto& in : pm.insts)
+      if (in.opcode == spv::OpName && in.string_at(2) == "local_tile.tile") tile = in.word(1);
+    ASSERT_NE(tile, 0u);
+    std::set<uint32_t> starts;
+    for (const auto& in : pm.insts)
+      if (in.opcode == spv::OpBitcast && in.word(3) == tile) starts.insert(in.result_id);
+    size_t selects = 0;
+    for (const auto& in : pm.insts)
+      if (in.opcode == spv::OpSelect && starts.count(in.word(5))) ++selects;
+    EXPECT_EQ(selects, 2u) << "the store into the tile and the load from it";
+  }
 
   // Through the whole link: valid, and the sites name the argument and the access.
   zex::detail::LinkedModule linked;

@@ -181,9 +181,10 @@ class Checker {
   uint64_t access_bytes(const Instruction& access);
   void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, Insts* out, Insts* cold,
              uint32_t* block_label);
-  // The same for an access into the __local variable `var`, against its size.
-  void check_local(Fn& f, const Instruction& access, const Instruction* line, uint32_t var, Insts* out, Insts* cold,
-                   uint32_t* block_label);
+  // The same for an access into the __local variable `var`, against its size. Returns the pointer the
+  // access then goes through (see the definition).
+  uint32_t check_local(Fn& f, const Instruction& access, const Instruction* line, uint32_t var, Insts* out, Insts* cold,
+                       uint32_t* block_label);
   // The branch of a check (`ok` or the throw block), and the throw block's report of `what` at `off` of
   // an allocation of `size` bytes (ulong ids).
   void branch_and_throw(Fn& f, const Instruction& access, const Instruction* line, uint32_t ok, const std::string& what,
@@ -378,8 +379,12 @@ void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in
 
 // An access into a __local variable (a static array): its byte offset from the variable, against the
 // variable's size, both constants but the offset; the same one compare and throw as a global access.
-void Checker::check_local(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t var, Insts* out,
-                          Insts* cold, uint32_t* block_label) {
+// In a kernel with barriers the thrower goes on to them along the passing path, and its reads of
+// __local memory stay real (spirv-passes.md, "Throws before barriers"): so the access goes through
+// select(ok, p, the variable's start), and the failing access itself reads or writes inside the
+// variable, never past it. Elsewhere the select follows its own branch and folds.
+uint32_t Checker::check_local(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t var,
+                              Insts* out, Insts* cold, uint32_t* block_label) {
   const uint32_t ptr = access.word(access_pointer_word(access.opcode));
   const uint32_t u64 = ulong_type(), b = bool_type();
   const uint64_t size = local_sizes_.at(var), bytes = access_bytes(access);
@@ -400,6 +405,12 @@ void Checker::check_local(Fn& f, const Instruction& access, const Instruction* l
       }
   const std::string name = source.empty() ? "__local variable " + std::to_string(var) : "__local '" + source + "'";
   branch_and_throw(f, access, line_in_effect, ok, name, off, ulong_constant(size), out, cold, block_label);
+  if (size < bytes) return ptr;  // no place inside it fits the access (it always throws)
+  const Instruction* p = def(ptr);
+  const uint32_t start = fresh(), safe = fresh();
+  out->push_back(make_instruction(spv::OpBitcast, p->type_id, start, {var}));
+  out->push_back(make_instruction(spv::OpSelect, p->type_id, safe, {ok, ptr, start}));
+  return safe;
 }
 
 void Checker::branch_and_throw(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t ok,
@@ -657,14 +668,21 @@ void Checker::rewrite(Fn& f, Insts* out) {
     }
     auto lc = local_at.find(i);
     if (lc != local_at.end()) {
-      const uint32_t ptr = in.word(access_pointer_word(in.opcode));
+      const size_t w = access_pointer_word(in.opcode);
+      const uint32_t ptr = in.word(w);
       const uint64_t bytes = access_bytes(in);
       uint64_t& done = covered[ptr];
       if (done >= bytes) {
         if (counts_ && options_.memory) ++counts_->merged;
       } else {
-        check_local(f, in, line, lc->second, &body, &cold, &label);
+        const uint32_t through = check_local(f, in, line, lc->second, &body, &cold, &label);
         done = bytes;
+        if (through != ptr) {
+          Instruction redirected = in;
+          redirected.words[w] = through;
+          body.push_back(redirected);
+          continue;
+        }
       }
     }
     auto call = calls.find(i);
