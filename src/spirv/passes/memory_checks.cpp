@@ -230,7 +230,8 @@ uint64_t Checker::bytes_of(uint32_t type, int depth, bool* exact) {
     case spv::OpTypePointer:
       return 8;  // Physical64: the only addressing model zex accepts
     case spv::OpTypeVector:
-      return t->word(3) * bytes_of(t->word(2), depth + 1, exact);
+      // A 3-vector takes 4 components' room (OpenCL's and LLVM's layout: sizeof(float3) == 16).
+      return (t->word(3) == 3 ? 4 : t->word(3)) * bytes_of(t->word(2), depth + 1, exact);
     case spv::OpTypeArray: {
       const Instruction* n = def(t->word(3));
       if (!n || n->opcode != spv::OpConstant) return unknown();
@@ -249,6 +250,10 @@ uint64_t Checker::bytes_of(uint32_t type, int depth, bool* exact) {
         if (member < t->size()) end = std::max<uint64_t>(end, dec.word(4) + bytes_of(t->word(member), depth + 1, exact));
       }
       if (!end && !sum) return unknown();
+      // Without Offset decorations (llvm-spirv writes none) the sum leaves out the padding, and even with
+      // them the end leaves out the tail padding: a lower bound, fine for an access's first bytes, not
+      // for an array's size (its check would refuse accesses inside it).
+      if (exact) *exact = false;
       return std::max<uint64_t>(end ? end : sum, 1);
     }
     default:
@@ -583,6 +588,7 @@ void Checker::rewrite(Fn& f, Insts* out) {
   }
   bool entry_block = true, sizes_done = f.bounded.empty() && struct_vars.empty();
   std::map<uint32_t, uint64_t> covered;  // pointer id -> bytes checked through it in this (original) block
+  std::map<uint32_t, uint32_t> local_through;  // __local pointer id -> the select its checked access went through
   const Instruction* line = nullptr;  // the OpLine in effect (an OpNoLine or a block's end ends it)
   for (; i < f.last; ++i) {
     const Instruction& in = m_.insts[i];
@@ -593,6 +599,7 @@ void Checker::rewrite(Fn& f, Insts* out) {
     if (in.opcode == spv::OpLabel) {
       line = nullptr;
       covered.clear();
+      local_through.clear();
       if (original && label != original) last_part[original] = label;
       label = original = in.result_id;
       if (!entry_block && !sizes_done) sizes_done = true;
@@ -672,17 +679,22 @@ void Checker::rewrite(Fn& f, Insts* out) {
       const uint32_t ptr = in.word(w);
       const uint64_t bytes = access_bytes(in);
       uint64_t& done = covered[ptr];
+      uint32_t through = ptr;
       if (done >= bytes) {
         if (counts_ && options_.memory) ++counts_->merged;
+        // Covered, yet a thrower in a kernel with barriers gets here too: through the earlier select.
+        auto t = local_through.find(ptr);
+        if (t != local_through.end()) through = t->second;
       } else {
-        const uint32_t through = check_local(f, in, line, lc->second, &body, &cold, &label);
+        through = check_local(f, in, line, lc->second, &body, &cold, &label);
         done = bytes;
-        if (through != ptr) {
-          Instruction redirected = in;
-          redirected.words[w] = through;
-          body.push_back(redirected);
-          continue;
-        }
+        local_through[ptr] = through;
+      }
+      if (through != ptr) {
+        Instruction redirected = in;
+        redirected.words[w] = through;
+        body.push_back(redirected);
+        continue;
       }
     }
     auto call = calls.find(i);

@@ -51,7 +51,7 @@ kernel void local_tile(global int* out) {
   size_t l = get_local_id(0);
   tile[l] = (int)l;
   barrier(CLK_LOCAL_MEM_FENCE);
-  out[get_global_id(0)] = tile[15 - l % 16];
+  out[get_global_id(0)] = tile[15 - l % 16] + tile[l];  // tile[l] again: covered, yet through the select
 }
 
 // A helper that keeps its own function: its access is checked through the call (parameter 0).
