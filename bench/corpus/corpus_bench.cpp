@@ -131,104 +131,75 @@ void warm_up() {
   pass_memory(s, 1);
 }
 
-void BM_Unchecked(benchmark::State& state) {
+// The timed loop every benchmark here shares: buffers refilled outside the timed region, `run(s)` timed
+// by the wall clock (manual time) and by the process's CPU time (counter proc_cpu_ms).
+template <class Run>
+void timed(benchmark::State& state, Run run) {
   zex::Stream s(g_env->dev);
   double cpu = 0;
   for (auto _ : state) {
     refill();
     const double c0 = process_cpu();
     const auto t0 = Clock::now();
-    pass_unchecked(s);
+    run(s);
     state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
     cpu += process_cpu() - c0;
   }
   state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+}
+
+// The entry a per-kernel benchmark's range 0 names, or null (the benchmark then skips).
+Entry* entry_of(benchmark::State& state) {
+  const auto i = static_cast<size_t>(state.range(0));
+  if (i < g_env->entries.size()) return g_env->entries[i].get();
+  state.SkipWithError("no such kernel");
+  return nullptr;
+}
+
+void BM_Unchecked(benchmark::State& state) {
+  timed(state, [](zex::Stream& s) { pass_unchecked(s); });
   state.counters["kernels"] = static_cast<double>(g_env->entries.size());
 }
 
 void BM_Checked(benchmark::State& state) {
   const int level = static_cast<int>(state.range(0));
-  zex::Stream s(g_env->dev);
-  double cpu = 0;
-  for (auto _ : state) {
-    refill();
-    const double c0 = process_cpu();
-    const auto t0 = Clock::now();
-    pass_checked(s, level);
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    cpu += process_cpu() - c0;
-  }
-  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  timed(state, [&](zex::Stream& s) { pass_checked(s, level); });
   state.counters["kernels"] = static_cast<double>(g_env->entries.size());
 }
 
 // One kernel of the corpus (range 0: its index) unchecked (range 1 = 0) or checked at level 1 (= 1),
 // to see which kernels a pass's ratio comes from: `--benchmark_filter=BM_One`.
 void BM_One(benchmark::State& state) {
-  const auto i = static_cast<size_t>(state.range(0));
-  if (i >= g_env->entries.size()) {
-    state.SkipWithError("no such kernel");
-    return;
-  }
-  Entry& e = *g_env->entries[i];
+  Entry* e = entry_of(state);
+  if (!e) return;
   const bool checked = state.range(1) != 0;
-  zex::Stream s(g_env->dev);
-  double cpu = 0;
-  for (auto _ : state) {
-    refill();
-    const double c0 = process_cpu();
-    const auto t0 = Clock::now();
+  timed(state, [&](zex::Stream& s) {
     if (checked)
-      s.launch_args(e.checked[1], corpus::config(e.c, 1), e.checked_args.data(), e.checked_args.size(), __FILE__,
+      s.launch_args(e->checked[1], corpus::config(e->c, 1), e->checked_args.data(), e->checked_args.size(), __FILE__,
                     __LINE__);
     else
-      corpus::append_launch(s.handle(), e.raw->handle(), e.c, e.plain_args);
+      corpus::append_launch(s.handle(), e->raw->handle(), e->c, e->plain_args);
     s.record().synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    cpu += process_cpu() - c0;
-  }
-  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
-  state.SetLabel(e.c.name());
+  });
+  state.SetLabel(e->c.name());
 }
 
 void BM_Memory(benchmark::State& state) {
   const int checked = static_cast<int>(state.range(0));
-  zex::Stream s(g_env->dev);
-  double cpu = 0;
-  for (auto _ : state) {
-    refill();
-    const double c0 = process_cpu();
-    const auto t0 = Clock::now();
-    pass_memory(s, checked);
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    cpu += process_cpu() - c0;
-  }
-  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  timed(state, [&](zex::Stream& s) { pass_memory(s, checked); });
   state.counters["kernels"] = static_cast<double>(g_env->entries.size());
 }
 
 // One kernel (range 0) of BM_Memory's pass, raw (range 1 = 0) or with check_memory (= 1).
 void BM_MemoryOne(benchmark::State& state) {
-  const auto i = static_cast<size_t>(state.range(0));
-  if (i >= g_env->entries.size()) {
-    state.SkipWithError("no such kernel");
-    return;
-  }
-  Entry& e = *g_env->entries[i];
+  Entry* e = entry_of(state);
+  if (!e) return;
   const int checked = static_cast<int>(state.range(1));
-  zex::Stream s(g_env->dev);
-  double cpu = 0;
-  for (auto _ : state) {
-    refill();
-    const double c0 = process_cpu();
-    const auto t0 = Clock::now();
-    launch_memory(s, e, checked);
+  timed(state, [&](zex::Stream& s) {
+    launch_memory(s, *e, checked);
     s.record().synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    cpu += process_cpu() - c0;
-  }
-  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
-  state.SetLabel(e.c.name());
+  });
+  state.SetLabel(e->c.name());
 }
 
 BENCHMARK(BM_Unchecked)->UseManualTime()->Unit(benchmark::kMillisecond);
