@@ -5,13 +5,16 @@
 //  - BM_Launch/<pointers>/<mode>: 100 one-item launches of a kernel with 1, 8 or 32 pointer arguments
 //    per synchronize: unchecked (0), checked with the same pointers every launch (1: the bounds come
 //    from the per-argument cache), checked with the pointers alternating between two buffer sets (2:
-//    every launch looks each pointer up with zeMemGetAddressRange).
+//    every launch looks each pointer up with zeMemGetAddressRange);
+//  - BM_Graph/<k>/<checked>: the shape's launch recorded kGraphLaunches times in a zex::Graph once,
+//    the graph executed kGraphExecutions times per synchronize on a zex::Queue (the bounds are looked
+//    up at recording, so a replay is the kernels alone): what a framework replaying a step pays.
 // Buffers are refilled outside the timed region. main() prints checked/unchecked (median of the
 // repetitions, process CPU time and wall time) per kernel, their geometric mean, and per launch.
 //
 //   ZE_ENABLE_ALT_DRIVERS=<build>/driver/libze_zex_cpu.so zex_memory_bench <memory_kernels.spv>
 //     --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true
-//   (or: cmake --build <build> --target run-bench-memory)
+//   (or: cmake --build <build> --target run-bench-memory; memory_kernels_g.spv beside it: the same with -g)
 #include <zex/zex.hpp>
 
 #include "cpu_timing.hpp"
@@ -207,6 +210,32 @@ void BM_Kernel(benchmark::State& state) {
 }
 
 constexpr int kLaunches = 100;
+constexpr int kGraphLaunches = 4, kGraphExecutions = 5;
+
+void BM_Graph(benchmark::State& state) {
+  Shape& sh = *(*g_shapes)[static_cast<size_t>(state.range(0))];
+  const bool checked = state.range(1) != 0;
+  zex::Kernel k = (checked ? g_env->checked : g_env->plain).kernel(sh.kernel);
+  std::vector<zex::KernelArg> args = sh.args();
+  zex::Graph graph(g_env->dev, sh.kernel);
+  for (int i = 0; i < kGraphLaunches; ++i) graph.launch_args(k, sh.cfg, args.data(), args.size(), __FILE__, __LINE__);
+  graph.close();
+  zex::Queue q(g_env->dev);
+  q.execute(graph);  // PoCL builds at the first launch
+  q.synchronize();
+  double cpu = 0;
+  for (auto _ : state) {
+    sh.refill();
+    const double c0 = process_cpu();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kGraphExecutions; ++i) q.execute(graph);
+    q.synchronize();
+    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
+    cpu += process_cpu() - c0;
+  }
+  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  state.SetLabel(sh.kernel);
+}
 
 void BM_Launch(benchmark::State& state) {
   const auto pointers = static_cast<size_t>(state.range(0));
@@ -271,6 +300,10 @@ int main(int argc, char** argv) {
       ->ArgsProduct({benchmark::CreateDenseRange(0, shapes - 1, 1), {0, 1}})
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("BM_Graph", BM_Graph)
+      ->ArgsProduct({benchmark::CreateDenseRange(0, shapes - 1, 1), {0, 1}})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_Launch", BM_Launch)
       ->ArgsProduct({{1, 8, 32}, {0, 1, 2}})
       ->UseManualTime()
@@ -281,18 +314,20 @@ int main(int argc, char** argv) {
   std::printf("module: %zu accesses checked, %zu __local unchecked\n", mc.checked, mc.local);
   for (auto* m : {&rep.cpu, &rep.wall}) {
     const char* what = m == &rep.cpu ? "process CPU time" : "wall time";
-    double log_sum = 0;
-    int n = 0;
-    for (int i = 0; i < shapes; ++i) {
-      const std::string b = "BM_Kernel/" + std::to_string(i);
-      const double u = median_of((*m)[b + "/0"]), c = median_of((*m)[b + "/1"]);
-      if (u <= 0 || c <= 0) continue;
-      std::printf("%-10s checked/unchecked, %s: %.3f (%.3f / %.3f ms, median of %zu)\n", (*g_shapes)[i]->kernel.c_str(),
-                  what, c / u, c, u, (*m)[b + "/1"].size());
-      log_sum += std::log(c / u);
-      ++n;
+    for (const char* bench : {"BM_Kernel", "BM_Graph"}) {
+      double log_sum = 0;
+      int n = 0;
+      for (int i = 0; i < shapes; ++i) {
+        const std::string b = std::string(bench) + "/" + std::to_string(i);
+        const double u = median_of((*m)[b + "/0"]), c = median_of((*m)[b + "/1"]);
+        if (u <= 0 || c <= 0) continue;
+        std::printf("%-9s %-10s checked/unchecked, %s: %.3f (%.3f / %.3f ms, median of %zu)\n", bench,
+                    (*g_shapes)[i]->kernel.c_str(), what, c / u, c, u, (*m)[b + "/1"].size());
+        log_sum += std::log(c / u);
+        ++n;
+      }
+      if (n) std::printf("%s: geometric mean over %d kernels, %s: %.3f\n", bench, n, what, std::exp(log_sum / n));
     }
-    if (n) std::printf("geometric mean over %d kernels, %s: %.3f\n", n, what, std::exp(log_sum / n));
     for (int p : {1, 8, 32}) {
       const std::string b = "BM_Launch/" + std::to_string(p);
       const double u = median_of((*m)[b + "/0"]), hit = median_of((*m)[b + "/1"]), miss = median_of((*m)[b + "/2"]);
