@@ -1,11 +1,12 @@
 // What the benchmarks that time whole passes share (bench/corpus, bench/memory): the process's CPU time,
-// and a reporter that keeps every repetition's wall time and `proc_cpu_ms` counter by benchmark name
+// the timed loop, and a reporter that keeps every repetition's wall time and `proc_cpu_ms` counter by benchmark name
 // (without "/manual_time"), for main()'s ratios of medians and of the fastest repetitions.
 #pragma once
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <map>
 #include <string>
@@ -19,6 +20,22 @@ inline double process_cpu() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// The timed loop of a benchmark: `prepare()` (refilling buffers) outside the timed region, `run()` timed
+// by the wall clock (the benchmark's manual time) and by the process's CPU time (counter proc_cpu_ms).
+template <class Prepare, class Run>
+void time_passes(benchmark::State& state, Prepare prepare, Run run) {
+  double cpu = 0;
+  for (auto _ : state) {
+    prepare();
+    const double c0 = process_cpu();
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    cpu += process_cpu() - c0;
+  }
+  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
 }
 
 class Collector : public benchmark::ConsoleReporter {

@@ -31,7 +31,6 @@ namespace {
 using zex_bench_timing::Collector;
 using zex_bench_timing::median_of;
 using zex_bench_timing::min_of;
-using zex_bench_timing::process_cpu;
 
 constexpr uint32_t kScale = 16;  // PolyBench 320 x 320, Rodinia problems x 16 (the tests: 1)
 
@@ -94,7 +93,6 @@ void refill() {
     for (size_t i = 0; i < e->bufs->size(); ++i) std::memcpy((*e->bufs)[i], e->pristine[i].data(), e->pristine[i].size());
 }
 
-using Clock = std::chrono::steady_clock;
 
 
 void pass_unchecked(zex::Stream& s) {
@@ -131,21 +129,11 @@ void warm_up() {
   pass_memory(s, 1);
 }
 
-// The timed loop every benchmark here shares: buffers refilled outside the timed region, `run(s)` timed
-// by the wall clock (manual time) and by the process's CPU time (counter proc_cpu_ms).
+// Every benchmark here: a stream of its own, the buffers refilled before each timed `run(s)`.
 template <class Run>
 void timed(benchmark::State& state, Run run) {
   zex::Stream s(g_env->dev);
-  double cpu = 0;
-  for (auto _ : state) {
-    refill();
-    const double c0 = process_cpu();
-    const auto t0 = Clock::now();
-    run(s);
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    cpu += process_cpu() - c0;
-  }
-  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  zex_bench_timing::time_passes(state, refill, [&] { run(s); });
 }
 
 // The entry a per-kernel benchmark's range 0 names, or null (the benchmark then skips).

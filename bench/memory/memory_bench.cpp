@@ -38,9 +38,7 @@ namespace {
 
 using zex_bench_timing::Collector;
 using zex_bench_timing::median_of;
-using zex_bench_timing::process_cpu;
 
-using Clock = std::chrono::steady_clock;
 
 
 struct Env {
@@ -195,17 +193,10 @@ void BM_Kernel(benchmark::State& state) {
   std::vector<zex::KernelArg> args = sh.args();
   s.launch_args(k, sh.cfg, args.data(), args.size(), __FILE__, __LINE__);  // PoCL builds at the first launch
   s.synchronize();
-  double cpu = 0;
-  for (auto _ : state) {
-    sh.refill();
-    const double c0 = process_cpu();
-    const auto t0 = Clock::now();
+  zex_bench_timing::time_passes(state, [&] { sh.refill(); }, [&] {
     s.launch_args(k, sh.cfg, args.data(), args.size(), __FILE__, __LINE__);
     s.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    cpu += process_cpu() - c0;
-  }
-  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  });
   state.SetLabel(sh.kernel);
 }
 
@@ -223,17 +214,10 @@ void BM_Graph(benchmark::State& state) {
   zex::Queue q(g_env->dev);
   q.execute(graph);  // PoCL builds at the first launch
   q.synchronize();
-  double cpu = 0;
-  for (auto _ : state) {
-    sh.refill();
-    const double c0 = process_cpu();
-    const auto t0 = Clock::now();
+  zex_bench_timing::time_passes(state, [&] { sh.refill(); }, [&] {
     for (int i = 0; i < kGraphExecutions; ++i) q.execute(graph);
     q.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    cpu += process_cpu() - c0;
-  }
-  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  });
   state.SetLabel(sh.kernel);
 }
 
@@ -255,19 +239,13 @@ void BM_Launch(benchmark::State& state) {
   s.launch_args(k, cfg, args[0].data(), pointers, __FILE__, __LINE__);
   s.launch_args(k, cfg, args[1].data(), pointers, __FILE__, __LINE__);
   s.synchronize();
-  double cpu = 0;
-  for (auto _ : state) {
-    const double c0 = process_cpu();
-    const auto t0 = Clock::now();
+  zex_bench_timing::time_passes(state, [] {}, [&] {
     for (int i = 0; i < kLaunches; ++i) {
       const int set = mode == 2 ? i & 1 : 0;
       s.launch_args(k, cfg, args[set].data(), pointers, __FILE__, __LINE__);
     }
     s.synchronize();
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    cpu += process_cpu() - c0;
-  }
-  state.counters["proc_cpu_ms"] = 1e3 * cpu / static_cast<double>(state.iterations());
+  });
   state.SetItemsProcessed(state.iterations() * kLaunches);
 }
 
