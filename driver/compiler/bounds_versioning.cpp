@@ -123,7 +123,6 @@ using Coefs = std::array<llvm::Value*, kVars>;
 // A loop's induction variable: phi == start + t * step (modulo 2^w) at the t-th pass through its
 // header, t in [0, count]; start and count are group-uniform SCEVs (expanded in the new entry block).
 struct LoopVar {
-  const llvm::PHINode* phi;
   const llvm::SCEV* start;
   llvm::APInt step;
   const llvm::SCEV* count;
@@ -655,7 +654,7 @@ std::vector<LoopVar> loop_vars(llvm::Function& f, llvm::ScalarEvolution& se, llv
       auto* step = dyn_cast<SCEVConstant>(ar->getStepRecurrence(se));
       if (!step || !expandable(ar->getStart(), scratch)) continue;
       an.loop_var[&phi] = kIds + static_cast<unsigned>(out.size());
-      out.push_back({&phi, ar->getStart(), step->getAPInt(), count});
+      out.push_back({ar->getStart(), step->getAPInt(), count});
     }
   }
   return out;

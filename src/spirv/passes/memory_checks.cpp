@@ -179,17 +179,16 @@ class Checker {
     return true;
   }
   uint64_t access_bytes(const Instruction& access);
-  void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, Insts* out, Insts* cold,
-             uint32_t* block_label);
+  void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, uint64_t bytes, Insts* out,
+             Insts* cold, uint32_t* block_label);
   // The same for an access into the __local variable `var`, against its size. Returns the pointer the
   // access then goes through (see the definition).
-  uint32_t check_local(Fn& f, const Instruction& access, const Instruction* line, uint32_t var, Insts* out, Insts* cold,
-                       uint32_t* block_label);
+  uint32_t check_local(Fn& f, const Instruction& access, const Instruction* line, uint32_t var, uint64_t bytes,
+                       Insts* out, Insts* cold, uint32_t* block_label);
   // The branch of a check (`ok` or the throw block), and the throw block's report of `what` at `off` of
   // an allocation of `size` bytes (ulong ids).
   void branch_and_throw(Fn& f, const Instruction& access, const Instruction* line, uint32_t ok, const std::string& what,
                         uint32_t off, uint32_t size, Insts* out, Insts* cold, uint32_t* block_label);
-  std::map<uint32_t, uint64_t> local_sizes_;  // __local variable -> its bytes (known sizes only)
   // A zex_throw at `at` (its lines and debug scope, or `line_in_effect`), then the function's return.
   struct Throw {
     std::string name, reason, function, file;
@@ -204,6 +203,7 @@ class Checker {
   uint32_t next_;
   std::map<uint32_t, Fn> fns_;
   std::map<uint32_t, memory::FunctionAccesses> accesses_;
+  std::map<uint32_t, uint64_t> local_sizes_;  // __local variable -> its bytes (known sizes only)
   Insts globals_, names_, decorations_, declarations_;
   std::map<std::vector<uint32_t>, uint32_t> found_;
   bool indexed_ = false;
@@ -364,15 +364,15 @@ uint64_t Checker::access_bytes(const Instruction& access) {
   return std::max<uint64_t>(pt && pt->opcode == spv::OpTypePointer ? bytes_of(pt->word(3)) : 1, 1);
 }
 
-// The check before `access` (through `param` of f): ends the current block with the compare and a branch
+// The check before `access` (through `param` of f, `bytes` long): ends the current block with the compare and a branch
 // to a new block that `access` then starts (its label goes to *block_label), and appends the throw block
 // to `cold`.
-void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t param, Insts* out,
-                    Insts* cold, uint32_t* block_label) {
+void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t param, uint64_t bytes,
+                    Insts* out, Insts* cold, uint32_t* block_label) {
   const uint32_t ptr = access.word(access_pointer_word(access.opcode));
   const uint32_t u64 = ulong_type(), b = bool_type();
   const uint32_t base = f.bounds.at(param).first, size = f.size.at(param);
-  const uint32_t starts = f.starts.at({param, access_bytes(access)});
+  const uint32_t starts = f.starts.at({param, bytes});
   // off < starts <=> off + bytes <= size without wrapping (starts is 0 when size < bytes): one compare,
   // where `off <= size && bytes <= size - off` took four instructions more per access.
   const uint32_t addr = fresh(), off = fresh(), ok = fresh();
@@ -389,10 +389,10 @@ void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in
 // select(ok, p, the variable's start), and the failing access itself reads or writes inside the
 // variable, never past it. Elsewhere the select follows its own branch and folds.
 uint32_t Checker::check_local(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t var,
-                              Insts* out, Insts* cold, uint32_t* block_label) {
+                              uint64_t bytes, Insts* out, Insts* cold, uint32_t* block_label) {
   const uint32_t ptr = access.word(access_pointer_word(access.opcode));
   const uint32_t u64 = ulong_type(), b = bool_type();
-  const uint64_t size = local_sizes_.at(var), bytes = access_bytes(access);
+  const uint64_t size = local_sizes_.at(var);
   const uint32_t addr = fresh(), base = fresh(), off = fresh(), ok = fresh();
   out->push_back(make_instruction(spv::OpConvertPtrToU, u64, addr, {ptr}));
   out->push_back(make_instruction(spv::OpConvertPtrToU, u64, base, {var}));
@@ -587,8 +587,13 @@ void Checker::rewrite(Fn& f, Insts* out) {
     }
   }
   bool entry_block = true, sizes_done = f.bounded.empty() && struct_vars.empty();
-  std::map<uint32_t, uint64_t> covered;  // pointer id -> bytes checked through it in this (original) block
-  std::map<uint32_t, uint32_t> local_through;  // __local pointer id -> the select its checked access went through
+  // Pointer id -> the bytes checked through it in this (original) block, and the pointer its accesses
+  // then go through (a __local access's select, else the pointer itself).
+  struct Covered {
+    uint64_t bytes = 0;
+    uint32_t through = 0;
+  };
+  std::map<uint32_t, Covered> covered;
   const Instruction* line = nullptr;  // the OpLine in effect (an OpNoLine or a block's end ends it)
   for (; i < f.last; ++i) {
     const Instruction& in = m_.insts[i];
@@ -599,7 +604,6 @@ void Checker::rewrite(Fn& f, Insts* out) {
     if (in.opcode == spv::OpLabel) {
       line = nullptr;
       covered.clear();
-      local_through.clear();
       if (original && label != original) last_part[original] = label;
       label = original = in.result_id;
       if (!entry_block && !sizes_done) sizes_done = true;
@@ -660,39 +664,26 @@ void Checker::rewrite(Fn& f, Insts* out) {
       continue;
     }
     auto c = checked_at.find(i);
-    if (c != checked_at.end()) {
-      // An access through a pointer that an earlier check of this block already covered for as many
-      // bytes (y[i] read, then written) cannot fail its own check: that one threw and returned first.
-      const uint32_t ptr = in.word(access_pointer_word(in.opcode));
-      const uint64_t bytes = access_bytes(in);
-      uint64_t& done = covered[ptr];
-      if (done >= bytes) {
-        if (counts_ && options_.memory) ++counts_->merged;
-      } else {
-        check(f, in, line, c->second, &body, &cold, &label);
-        done = bytes;
-      }
-    }
     auto lc = local_at.find(i);
-    if (lc != local_at.end()) {
+    if (c != checked_at.end() || lc != local_at.end()) {
       const size_t w = access_pointer_word(in.opcode);
       const uint32_t ptr = in.word(w);
       const uint64_t bytes = access_bytes(in);
-      uint64_t& done = covered[ptr];
-      uint32_t through = ptr;
-      if (done >= bytes) {
+      Covered& done = covered[ptr];
+      if (done.bytes >= bytes) {
+        // An access through a pointer that an earlier check of this block already covered for as many
+        // bytes (y[i] read, then written) cannot fail its own check: that one threw and returned first.
+        // A thrower in a kernel with barriers gets here too: it goes through the earlier one's select.
         if (counts_ && options_.memory) ++counts_->merged;
-        // Covered, yet a thrower in a kernel with barriers gets here too: through the earlier select.
-        auto t = local_through.find(ptr);
-        if (t != local_through.end()) through = t->second;
+      } else if (c != checked_at.end()) {
+        check(f, in, line, c->second, bytes, &body, &cold, &label);
+        done = {bytes, ptr};
       } else {
-        through = check_local(f, in, line, lc->second, &body, &cold, &label);
-        done = bytes;
-        local_through[ptr] = through;
+        done = {bytes, check_local(f, in, line, lc->second, bytes, &body, &cold, &label)};
       }
-      if (through != ptr) {
+      if (done.through != ptr) {
         Instruction redirected = in;
-        redirected.words[w] = through;
+        redirected.words[w] = done.through;
         body.push_back(redirected);
         continue;
       }
