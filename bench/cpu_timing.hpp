@@ -21,6 +21,13 @@ inline double process_cpu() {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
+// The calling thread's CPU time, in seconds: what a host call costs its caller, without the driver's
+// worker threads running the kernels it queued.
+inline double thread_cpu() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 // The timed loop of a benchmark: `prepare()` (refilling buffers) outside the timed region, `run()` timed
 // by the wall clock (the benchmark's manual time) and by the process's CPU time (counter proc_cpu_ms).
@@ -51,10 +58,14 @@ class Collector : public benchmark::ConsoleReporter {
         wall[name].push_back(r.GetAdjustedRealTime());
         auto c = r.counters.find("proc_cpu_ms");
         if (c != r.counters.end()) cpu[name].push_back(c->second.value);
+        auto k = r.counters.find("call_cpu_us");
+        if (k != r.counters.end()) call[name].push_back(k->second.value);
       }
     ConsoleReporter::ReportRuns(runs);
   }
-  std::map<std::string, std::vector<double>> wall, cpu;  // in the benchmark's unit; the counter's ms
+  // wall: in the benchmark's unit; cpu: the proc_cpu_ms counter; call: the call_cpu_us counter, where a
+  // benchmark sets one (the calling thread's CPU time in the calls it times apart).
+  std::map<std::string, std::vector<double>> wall, cpu, call;
 };
 
 inline double min_of(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end()); }

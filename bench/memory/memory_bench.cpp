@@ -6,6 +6,10 @@
 //    per synchronize: unchecked (0), checked with the same pointers every launch (1: the bounds come
 //    from the per-argument cache), checked with the pointers alternating between two buffer sets (2:
 //    every launch looks each pointer up with zeMemGetAddressRange);
+//  - BM_LaunchCall/<pointers>/<mode>: the same 100 launch calls alone (mode 3: each launch's pointers
+//    8-byte-aligned offsets into the same allocations, a caching allocator's shape), the stream held at an event
+//    until they are made (wall time, and the calling thread's CPU time as call_cpu_us): the host's
+//    share of a launch, where the lookup is, without the kernels running beside it;
 //  - BM_Graph/<k>/<checked>: the shape's launch recorded kGraphLaunches times in a zex::Graph once,
 //    the graph executed kGraphExecutions times per synchronize on a zex::Queue (the bounds are looked
 //    up at recording, so a replay is the kernels alone): what a framework replaying a step pays.
@@ -249,6 +253,60 @@ void BM_Launch(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kLaunches);
 }
 
+// BM_Launch's launches with the stream held at an event the host signals after them: the 100 launch
+// calls alone (wall time, and the calling thread's CPU time as counter call_cpu_us), with the driver's
+// threads idle, so what is timed is the host's share of a launch (the lookup, the arguments, the
+// append), not the kernels' run or its contention with them.
+void BM_LaunchCall(benchmark::State& state) {
+  const auto pointers = static_cast<size_t>(state.range(0));
+  const int mode = static_cast<int>(state.range(1));
+  zex::Kernel k = (mode ? g_env->checked : g_env->plain).kernel("ptr" + std::to_string(pointers));
+  std::vector<std::unique_ptr<Usm>> sets[2];
+  std::vector<void*> ptrs[2];
+  std::vector<zex::KernelArg> args[2];
+  for (int set = 0; set < 2; ++set) {
+    for (size_t p = 0; p < pointers; ++p) sets[set].push_back(std::make_unique<Usm>(64));
+    for (auto& u : sets[set]) ptrs[set].push_back(u->as<void>());
+    for (void*& p : ptrs[set]) args[set].push_back({sizeof(void*), &p});
+  }
+  std::vector<void*> moved(pointers);
+  std::vector<zex::KernelArg> moved_args;
+  for (void*& p : moved) moved_args.push_back({sizeof(void*), &p});
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+  ze_device_handle_t dev = g_env->dev.handle();
+  ze_event_pool_handle_t pool = nullptr;
+  ze_event_handle_t gate = nullptr;
+  zex::check(zeEventPoolCreate(g_env->ctx.handle(), &pd, 1, &dev, &pool), "zeEventPoolCreate");
+  ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST, 0};
+  zex::check(zeEventCreate(pool, &ed, &gate), "zeEventCreate");
+  const zex::LaunchConfig cfg = grid(1, 1, 1, 1);
+  zex::Stream s(g_env->dev);
+  s.launch_args(k, cfg, args[0].data(), pointers, __FILE__, __LINE__);
+  s.launch_args(k, cfg, args[1].data(), pointers, __FILE__, __LINE__);
+  s.synchronize();
+  double call = 0;
+  for (auto _ : state) {
+    s.wait(gate);
+    const double c0 = zex_bench_timing::thread_cpu();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kLaunches; ++i) {
+      const int set = mode == 2 ? i & 1 : 0;
+      if (mode == 3)  // a new pointer every launch, inside the same allocations
+        for (size_t p = 0; p < pointers; ++p) moved[p] = static_cast<char*>(ptrs[0][p]) + 4 * (i & 7);
+      s.launch_args(k, cfg, (mode == 3 ? moved_args : args[set]).data(), pointers, __FILE__, __LINE__);
+    }
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    call += zex_bench_timing::thread_cpu() - c0;
+    zex::check(zeEventHostSignal(gate), "zeEventHostSignal");
+    s.synchronize();
+    zex::check(zeEventHostReset(gate), "zeEventHostReset");
+  }
+  state.counters["call_cpu_us"] = 1e6 * call / static_cast<double>(state.iterations()) / kLaunches;
+  state.SetItemsProcessed(state.iterations() * kLaunches);
+  zeEventDestroy(gate);
+  zeEventPoolDestroy(pool);
+}
+
 
 
 std::vector<char> read_all(const char* path) {
@@ -286,6 +344,10 @@ int main(int argc, char** argv) {
       ->ArgsProduct({{1, 8, 32}, {0, 1, 2}})
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("BM_LaunchCall", BM_LaunchCall)
+      ->ArgsProduct({{1, 8, 32}, {0, 1, 2, 3}})
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
   Collector rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   const zex::MemoryCheckCounts& mc = g_env->checked.memory_checks();
@@ -313,6 +375,18 @@ int main(int argc, char** argv) {
       const double per = m == &rep.cpu ? 1e3 / kLaunches : 1.0 / kLaunches;  // us per launch (CPU in ms, wall in us)
       std::printf("%2d pointers, %s per launch: unchecked %.2f us, checked %.3fx (cached), %.3fx (looked up every launch)\n",
                   p, what, u * per, hit / u, miss / u);
+    }
+  }
+  for (int p : {1, 8, 32}) {  // BM_LaunchCall: wall time per launch call (us) and the caller's CPU time
+    const std::string b = "BM_LaunchCall/" + std::to_string(p);
+    for (auto* m : {&rep.wall, &rep.call}) {
+      const double u = median_of((*m)[b + "/0"]), hit = median_of((*m)[b + "/1"]), miss = median_of((*m)[b + "/2"]),
+                   moved = median_of((*m)[b + "/3"]);
+      if (u <= 0) continue;
+      const double per = m == &rep.wall ? 1.0 / kLaunches : 1.0;
+      std::printf("%2d pointers, the launch call alone (stream held), %s: unchecked %.2f us, checked %.3fx (cached), "
+                  "%.3fx (looked up every launch), %.3fx (new pointers inside the same allocations)\n",
+                  p, m == &rep.wall ? "wall time" : "calling thread's CPU time", u * per, hit / u, miss / u, moved / u);
     }
   }
   benchmark::Shutdown();

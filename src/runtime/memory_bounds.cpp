@@ -72,7 +72,14 @@ void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, int vari
   size_t slot = 0;
   for (Kernel::State::Bounds& b : ks.bounds) {
     const uint64_t p = b.arg < n ? addresses[b.arg] : 0;
-    if (!b.known || b.pointer != p || b.generation != generation) {
+    // Another pointer into the allocation last looked up for this argument (a framework's tensors in one
+    // block of its caching allocator, a buffer walked by offset) is that allocation still, until
+    // forget_memory_bounds(): no lookup. Not for memory the driver did not know (0, UINT64_MAX), which a
+    // later pointer may well be.
+    const bool inside = b.known && b.generation == generation && b.base != 0 && p >= b.base && p < b.end;
+    if (inside) {
+      b.pointer = p;
+    } else if (!b.known || b.pointer != p || b.generation != generation) {
       uint64_t base = 0, end = 0;
       detail::MemoryBounds::allocation(ks, b.arg, p, &base, &end);
       // Set again on every variant only when the allocation changed (or forget_memory_bounds() was

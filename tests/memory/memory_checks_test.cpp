@@ -419,6 +419,42 @@ TEST(MemoryChecksFault, AFailedLookupFailsTheLaunchAndLosesNothing) {
   EXPECT_EQ(dst[7], 8);
 }
 
+// Another pointer into the allocation an argument's last lookup found is that allocation: no lookup
+// (CTest zex_memory_checks_inside fails the third one, so a launch that looked up again would throw),
+// and its accesses are checked against the whole allocation, offsets from its start.
+TEST(MemoryChecksInside, APointerInsideTheLastAllocationIsNotLookedUpAgain) {
+  const char* f = std::getenv("ZEX_CPU_FAIL");
+  if (!f || std::string(f).find("zeMemGetAddressRange:3") == std::string::npos)
+    GTEST_SKIP() << "runs in CTest zex_memory_checks_inside (ZEX_CPU_FAIL=zeMemGetAddressRange:3:...)";
+  zex::ModuleOptions o;
+  o.check_memory = true;
+  zex::Module m(env().dev, spirv("O2"), o);
+  zex::Kernel k = m.kernel("copy2");
+  zex::Stream s(env().dev);
+  Buffer<int> src(64), dst(64), other(8);
+  for (int i = 0; i < 64; ++i) src[i] = i;
+  s.launch(k, grid(8), src.get(), dst.get(), 8u);  // lookups 1 and 2
+  ASSERT_NO_THROW(s.synchronize());
+  for (int at = 1; at < 56; at += 9) {  // new pointers, the same allocations: no lookup
+    s.launch(k, grid(8), src.get() + at, dst.get() + at, 8u);
+    ASSERT_NO_THROW(s.synchronize()) << at;
+    EXPECT_EQ(dst[at + 7], at + 7);
+  }
+  s.launch(k, grid(16), src.get() + 56, dst.get(), 16u);  // src[56..71] of 64
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_EQ(e.values().size(), 2u);
+  EXPECT_EQ(e.values()[1], 256u) << "the whole allocation";
+  EXPECT_GE(e.values()[0], 256u) << "an offset from the allocation's start";
+  EXPECT_EQ(e.thrower_count(), 8u);
+  try {  // another allocation: looked up (the third lookup, injected to fail)
+    s.launch(k, grid(8), other.get(), dst.get(), 8u);
+    FAIL() << "a pointer outside the last allocation must be looked up";
+  } catch (const zex::ZeError& z) {
+    EXPECT_EQ(z.result(), ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
+  }
+  EXPECT_NO_THROW(s.synchronize());
+}
+
 // The third lookup (the update's first) fails: update() throws naming the call, and the graph runs on
 // with the launch as recorded (CTest zex_memory_checks_graph_fault).
 TEST(MemoryChecksGraphFault, AFailedLookupInAnUpdateChangesNothing) {
