@@ -45,11 +45,13 @@ struct MemoryCheckCounts {
 namespace detail {
 
 // A kernel's memory-check parameters (ModuleOptions::check_memory): after its `user_params` own
-// parameters, two `ulong`s (base, end) per index in `bounded`, then its zex_state_t.
+// parameters, two `ulong`s (base, end) per index in `bounded`, then its zex_state_t; for the __local
+// parameters among them (`local`), (0, the bytes the launch gives the parameter).
 struct MemoryBounds;
 struct MemoryParams {
   uint32_t user_params = 0;
   std::vector<uint32_t> bounded;
+  std::vector<uint32_t> local;
 };
 
 constexpr int kLevels = 3;
@@ -231,6 +233,9 @@ class Kernel {
   /// The kernel's own arguments whose allocation bounds the hidden struct carries, ascending (empty
   /// without check_memory or when the kernel accesses no memory through its arguments).
   const std::vector<uint32_t>& checked_arguments() const { return live().checked; }
+  /// The `__local` parameters among checked_arguments(), ascending: their entry in the hidden struct is
+  /// (0, the bytes the launch gives the parameter), not an allocation's addresses.
+  const std::vector<uint32_t>& local_checked_arguments() const { return live().checked_local; }
 
  private:
   friend class Module;
@@ -257,10 +262,12 @@ class Kernel {
     // (set_memory_bounds).
     uint32_t hidden = 0;
     std::vector<uint32_t> checked;  // the bounded arguments, as the struct holds them (fixed at creation)
+    std::vector<uint32_t> checked_local;  // of those, the __local parameters
     struct Bounds {
       uint32_t arg;  // the argument's index
-      uint64_t pointer = 0, base = 0, end = 0, generation = 0;
+      uint64_t pointer = 0, base = 0, end = 0, generation = 0;  // a __local argument's pointer: its bytes
       bool known = false;
+      bool local = false;  // a __local parameter: (0, the bytes the launch gives it), nothing looked up
     };
     std::vector<Bounds> bounds;
     // The hidden argument's value, (base, end) per bounded argument, and the variants

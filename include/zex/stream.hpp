@@ -429,7 +429,8 @@ class Stream {
 
   // check_memory: the hidden bounds (base, end) of each checked pointer argument, after the kernel's
   // `n` own arguments, from the allocation each points into (`addresses[i]`: argument i's address, 0
-  // for a non-pointer), set on `k` (the kernel of `variant`) only where they changed. Compiled
+  // for a non-pointer, a __local argument's bytes), set on `k` (the kernel of `variant`) only where
+  // they changed. Compiled
   // (src/runtime/memory_bounds.cpp); ks.mu held.
   static void set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, int variant, const uint64_t* addresses, uint32_t n);
   template <class Arg>
@@ -446,7 +447,9 @@ class Stream {
     for (const Kernel::State::Bounds& b : ks.bounds) {
       if (b.arg >= n) continue;
       addresses[b.arg] = 0;
-      if (args[b.arg].size == sizeof(uint64_t) && args[b.arg].value)
+      if (b.local)  // a __local argument: its size (the driver ignores a value)
+        addresses[b.arg] = args[b.arg].size;
+      else if (args[b.arg].size == sizeof(uint64_t) && args[b.arg].value)
         std::memcpy(&addresses[b.arg], args[b.arg].value, sizeof(uint64_t));
     }
     set_memory_bounds(ks, k, variant, addresses, n);

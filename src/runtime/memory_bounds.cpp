@@ -58,6 +58,10 @@ std::vector<uint64_t> MemoryBounds::recorded(const Kernel::State& ks, const Capt
   std::vector<uint64_t> table(2 * ks.checked.size());
   for (size_t i = 0; i < ks.checked.size(); ++i) {
     const uint32_t a = ks.checked[i];
+    if (i < ks.bounds.size() && ks.bounds[i].local) {  // a __local argument: (0, its bytes)
+      table[2 * i + 1] = a < args.args.size() ? args.args[a].size : 0;
+      continue;
+    }
     uint64_t p = 0;
     if (a < args.args.size() && args.args[a].size == sizeof p && args.value(a)) std::memcpy(&p, args.value(a), sizeof p);
     allocation(ks, a, p, &table[2 * i], &table[2 * i + 1]);
@@ -80,13 +84,13 @@ void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, int vari
     if (inside) {
       b.pointer = p;
     } else if (!b.known || b.pointer != p || b.generation != generation) {
-      uint64_t base = 0, end = 0;
-      detail::MemoryBounds::allocation(ks, b.arg, p, &base, &end);
+      uint64_t base = 0, end = p;  // a __local argument: (0, its bytes), relative to where the group's memory is
+      if (!b.local) detail::MemoryBounds::allocation(ks, b.arg, p, &base, &end);
       // Set again on every variant only when the allocation changed (or forget_memory_bounds() was
       // called): another pointer into the same allocation keeps the argument the kernels hold.
       const bool same = b.known && b.base == base && b.end == end && b.generation == generation;
       if (!same) ks.bounds_set_on = 0;
-      b = Kernel::State::Bounds{b.arg, p, base, end, generation, true};
+      b = Kernel::State::Bounds{b.arg, p, base, end, generation, true, b.local};
       ks.bounds_table[slot] = base;
       ks.bounds_table[slot + 1] = end;
     }

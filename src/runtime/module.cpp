@@ -229,7 +229,7 @@ void Module::init(const Device& dev, const std::vector<uint32_t>& words, const M
   if (check_memory) {
     counts = MemoryCheckCounts{true, memory.checked, memory.loaded, memory.from_integer, memory.untraced, memory.local};
     for (detail::MemoryCheckedKernel& k : memory.kernels)
-      params.emplace_back(std::move(k.name), detail::MemoryParams{k.user_params, std::move(k.bounded)});
+      params.emplace_back(std::move(k.name), detail::MemoryParams{k.user_params, std::move(k.bounded), std::move(k.local)});
   }
   state_ = std::make_shared<detail::ModuleState>(dev, std::move(linked.words), std::move(linked.sites), counts,
                                                  std::move(params));
@@ -255,7 +255,11 @@ Kernel::Kernel(std::shared_ptr<detail::ModuleState> m, std::string name) : state
   if (const detail::MemoryParams* mp = state_->module->memory_params(name)) {
     state_->hidden = mp->bounded.empty() ? 0 : 1;
     state_->checked = mp->bounded;
-    for (uint32_t a : mp->bounded) state_->bounds.push_back(State::Bounds{a});
+    state_->checked_local = mp->local;
+    for (uint32_t a : mp->bounded) {
+      state_->bounds.push_back(State::Bounds{a});
+      state_->bounds.back().local = std::find(mp->local.begin(), mp->local.end(), a) != mp->local.end();
+    }
     state_->bounds_table.assign(2 * mp->bounded.size(), 0);
   }
   state_->name = std::make_shared<const std::string>(std::move(name));

@@ -315,7 +315,7 @@ LinkedModule link_module(const std::vector<uint32_t>& user, const std::vector<ui
     if (!memory) return;
     MemoryCheckInfo info;
     for (passes::KernelMemoryChecks& k : kernels)
-      info.kernels.push_back(MemoryCheckedKernel{std::move(k.name), k.user_params, std::move(k.bounded)});
+      info.kernels.push_back(MemoryCheckedKernel{std::move(k.name), k.user_params, std::move(k.bounded), std::move(k.local)});
     info.checked = counts.checked;
     info.merged = counts.merged;
     info.loaded = counts.loaded;

@@ -34,6 +34,7 @@ struct MemoryCheckedKernel {
   std::string name;
   uint32_t user_params = 0;
   std::vector<uint32_t> bounded;
+  std::vector<uint32_t> local;  // of `bounded`, the __local parameters: (0, the bytes the launch gives)
 };
 struct MemoryCheckInfo {
   std::vector<MemoryCheckedKernel> kernels;

@@ -225,6 +225,73 @@ TEST_P(Builds, ALocalTilePastItsEndIsCaughtBeforeTheBarrier) {
   EXPECT_EQ(mod.memory_checks().local, 0u) << "memory_bugs.cl has no __local parameter";
 }
 
+// A __local parameter is checked against the bytes its launch gives it (zex::local, or a binding's
+// {bytes, null} argument), caught before the barrier, the others running on.
+TEST_P(Builds, ALocalParameterIsCheckedAgainstItsLaunchsSize) {
+  zex::Kernel k = mod.kernel("tiled_param");
+  ASSERT_EQ(k.local_checked_arguments(), (std::vector<uint32_t>{2}));
+  EXPECT_EQ(k.checked_arguments(), (std::vector<uint32_t>{0, 1, 2}));
+  const uint32_t n = 64;
+  Buffer<float> in(n), out(n);
+  for (uint32_t i = 0; i < n; ++i) in[i] = float(i);
+  zex::LaunchConfig c = grid(n / 16);
+  c.group_size = {16, 1, 1};
+  s.launch(k, c, out.get(), in.get(), zex::local(16 * sizeof(float)));
+  ASSERT_NO_THROW(s.synchronize()) << "16 floats for a group of 16";
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], float((i / 16) * 16 + (i % 16 + 1) % 16)) << i;
+  // Groups of 32 in a tile of 16 floats: local ids 16..31 write past it and throw.
+  c = grid(n / 32);
+  c.group_size = {32, 1, 1};
+  s.launch(k, c, out.get(), in.get(), zex::local(16 * sizeof(float)));
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_EQ(e.values().size(), 2u);
+  const uint64_t off = e.values()[0];
+  EXPECT_TRUE(off >= 64 && off <= 124 && off % 4 == 0) << off;
+  expect_report(e, "tiled_param", "write of argument 'tile'", off, 64, "tiled_param");
+  EXPECT_EQ(e.thrower_count(), 34u) << "local ids 16..31 of both groups writing, 15 reading tile[16] after the barrier";
+  // The same groups with room for them: no throw, the exact results; then through launch_args (the C
+  // API's and Python's path: a {bytes, null} argument).
+  s.launch(k, c, out.get(), in.get(), zex::local(32 * sizeof(float)));
+  ASSERT_NO_THROW(s.synchronize());
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], float((i / 32) * 32 + (i % 32 + 1) % 32)) << i;
+  float* op = out.get();
+  float* ip = in.get();
+  const zex::KernelArg small[] = {{sizeof op, &op}, {sizeof ip, &ip}, {20 * sizeof(float), nullptr}};
+  s.launch_args(k, c, small, 3, __FILE__, __LINE__);
+  auto e2 = expect_kernel_exception([&] { s.synchronize(); });
+  ASSERT_EQ(e2.values().size(), 2u);
+  EXPECT_EQ(e2.values()[1], 80u) << "the 20 floats launch_args gave: " << e2.what();
+  EXPECT_EQ(e2.thrower_count(), 26u) << "local ids 20..31 of both groups writing, 19 reading tile[20]";
+  EXPECT_EQ(mod.memory_checks().local, 0u) << "every __local access is checked";
+}
+
+// A helper given `tile + 1` checks against the tile, not against what follows its pointer: its bounds
+// travel relative to the pointer passed.
+TEST_P(Builds, AHelperGivenAnOffsetIntoALocalParameterChecksTheWholeTile) {
+  zex::Kernel k = mod.kernel("shifted_param");
+  const uint32_t n = 64;
+  Buffer<float> out(n);
+  zex::LaunchConfig c = grid(n / 16);
+  c.group_size = {16, 1, 1};
+  s.launch(k, c, out.get(), zex::local(17 * sizeof(float)));
+  ASSERT_NO_THROW(s.synchronize()) << "tile[1..16] of 17 floats";
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], float(i % 16) + 0.5f) << i;
+  s.launch(k, c, out.get(), zex::local(16 * sizeof(float)));
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  // -O2 inlines the helper: the access is the kernel's, through 'tile'.
+  const bool inlined = std::string(GetParam()) == "O2";
+  expect_report(e, "shifted_param", inlined ? "write of argument 'tile'" : "write of argument 't'", 64, 64, "put_at");
+  EXPECT_EQ(e.thrower_count(), 4u) << "local id 15 of each group";
+  zex::Graph g(env().dev);  // a recorded launch takes its __local sizes as recorded
+  g.launch(k, c, out.get(), zex::local(16 * sizeof(float)));
+  g.close();
+  s.execute(g);
+  auto e2 = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e2.values(), (std::vector<uint64_t>{64, 64}));
+  s.launch(k, c, out.get(), zex::local(17 * sizeof(float)));
+  EXPECT_NO_THROW(s.synchronize()) << "the stream stays usable";
+}
+
 TEST_P(Builds, APointerLoadedFromMemoryIsNotReportedFalsely) {
   zex::Kernel k = mod.kernel("loaded");
   Buffer<float> target(16);

@@ -112,8 +112,9 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   ASSERT_EQ(zex::passes::add_memory_checks(ctx, &kernels, &counts), zex::passes::Status::Changed);
   auto k = checks_by_name(kernels);
   ASSERT_EQ(k.size(), 11u);
-  EXPECT_EQ(counts.checked, 17u) << "local_tile: its out and the three accesses of its static __local array";
-  EXPECT_EQ(counts.local, 2u) << "local_copy's, through its __local parameter";
+  EXPECT_EQ(counts.checked, 19u) << "local_tile: its out and the three accesses of its static __local array; "
+                                   "local_copy: the two through its __local parameter";
+  EXPECT_EQ(counts.local, 0u) << "every __local access is checked";
   // bump's write, covered by its read's check; at -O2 also local_tile's second tile[l] (one pointer id
   // for both; -O0 computes it twice and checks it twice).
   const size_t tile_merged = counts.merged - 1;
@@ -126,7 +127,9 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   EXPECT_TRUE(k["from_integer"].state_added);
   EXPECT_EQ(k["loaded"].bounded, (std::vector<uint32_t>{0, 1}));
   EXPECT_EQ(k["select_two"].bounded, std::vector<uint32_t>{});
-  EXPECT_EQ(k["local_copy"].bounded, (std::vector<uint32_t>{0})) << "the local pointer is not bounded (yet)";
+  EXPECT_EQ(k["local_copy"].bounded, (std::vector<uint32_t>{0, 1})) << "the __local pointer is bounded too";
+  EXPECT_EQ(k["local_copy"].local, (std::vector<uint32_t>{1})) << "by the launch's size";
+  EXPECT_EQ(k["stencil"].local, std::vector<uint32_t>{});
   EXPECT_EQ(k["calls_helper"].bounded, (std::vector<uint32_t>{0})) << "bounds passed on to the helper";
 
   // Every kernel takes its state last; stencil: out, in, n, the bounds struct (base/end of out and of
@@ -135,9 +138,9 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   const auto kinds = zex::passes::kernel_param_kinds(zex::passes::parse(checked));
   EXPECT_EQ(kinds.at("stencil").size(), 3u + 1u + 1u);
   EXPECT_TRUE(zex::passes::kernels_without_state(zex::passes::parse(checked)).empty());
-  // One throw per checked access: stencil 4, loaded 2, atomics 1, select_same 1, walk 1, local_copy 1, put 1,
+  // One throw per checked access: stencil 4, loaded 2, atomics 1, select_same 1, walk 1, local_copy 3, put 1,
   // bump 1 (its read; the write is covered), local_tile 3.
-  EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 16u - tile_merged);
+  EXPECT_EQ(passes_test::count_calls(checked, "zex_throw"), 18u - tile_merged);
   // local_tile's two accesses go through select(ok, p, the tile's start): a thrower that goes on to the
   // barrier never reads or writes past the tile.
   {
@@ -163,6 +166,25 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
     EXPECT_EQ(through, 3u) << "and the second read of tile[l], covered by the store's check";
   }
 
+  // local_copy's two accesses go through select(ok, p, the parameter moved by its relative base): a
+  // thrower that goes on to the barrier stays inside what the launch gave.
+  {
+    const zex::passes::Module pm = zex::passes::parse(checked);
+    std::set<uint32_t> tmp, raw, moved, starts;
+    for (const auto& in : pm.insts)
+      if (in.opcode == spv::OpName && in.string_at(2) == "tmp") tmp.insert(in.word(1));
+    ASSERT_FALSE(tmp.empty());
+    for (const auto& in : pm.insts) {
+      if (in.opcode == spv::OpBitcast && tmp.count(in.word(3))) raw.insert(in.result_id);
+      if (in.opcode == spv::OpPtrAccessChain && raw.count(in.word(3))) moved.insert(in.result_id);
+      if (in.opcode == spv::OpBitcast && moved.count(in.word(3))) starts.insert(in.result_id);
+    }
+    size_t selects = 0;
+    for (const auto& in : pm.insts)
+      if (in.opcode == spv::OpSelect && starts.count(in.word(5))) ++selects;
+    EXPECT_EQ(selects, 2u) << "local_copy's store and load through its __local parameter";
+  }
+
   // Through the whole link: valid, and the sites name the argument and the access.
   zex::detail::LinkedModule linked;
   ASSERT_NO_THROW(linked = zex::detail::link_module(checked)) << "the checked module must link and validate";
@@ -182,6 +204,8 @@ TEST_P(MemoryChecks, EveryTracedAccessGetsACheckAndTheLinkNumbersThem) {
   EXPECT_EQ(reasons["write of __local 'tile'"], 1u) << "local_tile's store into its static array";
   EXPECT_EQ(reasons["read of __local 'tile'"], 2u - tile_merged);
   EXPECT_EQ(reasons["atomic update of argument 'c'"], 1u);
+  EXPECT_EQ(reasons["write of argument 'tmp'"], 1u) << "local_copy's store into its __local parameter";
+  EXPECT_EQ(reasons["read of argument 'tmp'"], 1u);
   EXPECT_EQ(reasons["read of argument 'a'"], 1u) << "bump";
   EXPECT_EQ(reasons["write of argument 'a'"], 1u) << "select_same's; bump's write needs no check of its own";
   EXPECT_EQ(reasons["write of argument 'p'"], 2u) << "walk's store and put's, through calls_helper";

@@ -110,7 +110,8 @@ inline void set_arg(ze_kernel_handle_t k, uint32_t i, const LocalMemory& v, uint
 }
 
 // The address a pointer argument carries, for the memory checks' bounds (Stream::set_memory_bounds):
-// the bytes of any 8-byte argument (a pointer, a uintptr_t a binding passes for one); 0 otherwise.
+// the bytes of any 8-byte argument (a pointer, a uintptr_t a binding passes for one); 0 otherwise; for
+// a zex::local, its size (the bound of a __local parameter).
 template <class T>
 inline uint64_t arg_address(const T& v) {
   if constexpr (sizeof(T) == sizeof(uint64_t)) {
@@ -121,7 +122,7 @@ inline uint64_t arg_address(const T& v) {
     return 0;
   }
 }
-inline uint64_t arg_address(const LocalMemory&) { return 0; }
+inline uint64_t arg_address(const LocalMemory& v) { return v.bytes; }
 
 // What set_arg passes the driver when no conversion is needed (a conversion replaces it).
 template <class T>

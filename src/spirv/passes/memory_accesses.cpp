@@ -18,8 +18,9 @@
 // Everything else is counted as unchecked, by reason: a pointer loaded from memory (a table of
 // pointers), made from an integer, or from different parameters on different paths. Accesses to
 // Workgroup (__local) memory are listed apart: into a __local variable (a static array, whose size the
-// module says: checked against it), or through a __local parameter (counted, not checked: its size is
-// the launch's). Function and Private memory is the work-item's own and never checked.
+// module says: checked against it), or through a parameter (traced like a global pointer; a kernel's
+// __local parameter is checked against the size its launch gives it). Function and Private memory is
+// the work-item's own and never checked.
 #include "spirv/passes/passes.hpp"
 #include "spirv/passes/memory_accesses.hpp"
 
@@ -61,10 +62,11 @@ class Analysis {
       const uint32_t ptr = in.word(w);
       const uint32_t sc = storage_class(ptr);
       if (sc == spv::StorageClassWorkgroup) {
-        // Into one __local variable (the variable's size is the bound), or through a __local parameter
-        // (the launch's size: not checked).
+        // Into one __local variable (the variable's size is the bound), or through a parameter (a
+        // kernel's __local parameter: the launch's size is the bound).
         const Trace t = trace(ptr);
         if (t.origin == Origin::Local && t.param) out.local_accesses.push_back(memory::LocalAccess{i, t.param});
+        else if (t.origin == Origin::Param) out.accesses.push_back(memory::Access{i, t, true});
         else ++out.local;
         continue;
       }
@@ -216,7 +218,10 @@ void add_calls(const std::map<uint32_t, FunctionAccesses>& fns, uint32_t f, cons
     return t.param < params.size() ? params[t.param] : Trace{};
   };
   out->local += it->second.local + it->second.local_accesses.size();
-  for (const memory::Access& a : it->second.accesses) count(resolve(a.trace), out, checked);
+  for (const memory::Access& a : it->second.accesses) {
+    if (a.local) ++out->local;  // Workgroup memory: not split here
+    else count(resolve(a.trace), out, checked);
+  }
   // OpenCL C has no recursion; a module that recurses anyway is cut off (its deeper accesses uncounted).
   if (depth >= 64) return;
   for (const memory::Call& c : it->second.calls) {
@@ -277,8 +282,10 @@ MemoryAccessReport analyze_memory_accesses(IRContext& ctx) {
     const FunctionAccesses& fa = fns[f.id];
     h.local = fa.local + fa.local_accesses.size();
     std::set<uint32_t> unused;
-    for (const memory::Access& a : fa.accesses)
-      count(a.trace.origin == Origin::Param ? Trace{Origin::Helper} : a.trace, &h, &unused);
+    for (const memory::Access& a : fa.accesses) {
+      if (a.local) ++h.local;
+      else count(a.trace.origin == Origin::Param ? Trace{Origin::Helper} : a.trace, &h, &unused);
+    }
     report.helpers.push_back(std::move(h));
   }
   return report;

@@ -37,6 +37,7 @@ struct Trace {
 struct Access {
   size_t inst;
   Trace trace;
+  bool local = false;  // an access to Workgroup memory (through a __local parameter, when it traces to one)
 };
 struct Call {
   size_t inst;
@@ -49,9 +50,9 @@ struct LocalAccess {
   uint32_t variable;
 };
 struct FunctionAccesses {
-  std::vector<Access> accesses;
+  std::vector<Access> accesses;  // global and generic accesses, and Workgroup ones through a parameter
   std::vector<LocalAccess> local_accesses;  // Workgroup accesses into a __local variable
-  size_t local = 0;  // the other accesses to Workgroup memory (through a __local parameter)
+  size_t local = 0;  // the other accesses to Workgroup memory (traced to neither)
   std::vector<Call> calls;
 };
 

@@ -79,6 +79,11 @@ struct Fn {
   // Rewrite:
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> bounds;  // parameter index -> (base, end) param ids
   std::map<uint32_t, uint32_t> size;                         // parameter index -> end - base, in the entry
+  // A __local parameter's bounds arrive relative to its own address (the launch gives (0, bytes): it
+  // cannot know where the driver puts the group's local memory; a caller gives the allocation's bounds
+  // minus the pointer it passes); parameter index -> (base, end) as addresses, computed at entry.
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> absolute;
+  std::vector<uint32_t> local_bounded;  // the __local parameters of `bounded` (read before the write moves the module)
   // (parameter index, access bytes) -> how many byte offsets an access of that size may start at
   // (size - bytes + 1, or 0 when size < bytes), in the entry: each check is then one compare.
   std::map<std::pair<uint32_t, uint64_t>, uint32_t> starts;
@@ -107,11 +112,22 @@ class Checker {
   bool is_state_type(uint32_t type) {
     return is_zex_state_type([this](uint32_t id) { return def(id); }, type);
   }
+  uint32_t param_storage(const Fn& f, uint32_t p) {
+    const Instruction* param = p < f.params.size() ? def(f.params[p]) : nullptr;
+    return param ? storage_of_type(param->type_id) : ~0u;
+  }
   bool eligible(const Fn& f, uint32_t p) {
     if (p >= f.user_params) return false;
-    const Instruction* param = def(f.params[p]);
-    const uint32_t sc = param ? storage_of_type(param->type_id) : ~0u;
-    return sc == spv::StorageClassCrossWorkgroup || (!f.entry && sc == spv::StorageClassGeneric);
+    const uint32_t sc = param_storage(f, p);
+    return sc == spv::StorageClassCrossWorkgroup || sc == spv::StorageClassWorkgroup ||
+           (!f.entry && sc == spv::StorageClassGeneric);
+  }
+  bool is_local(const Fn& f, uint32_t p) { return param_storage(f, p) == spv::StorageClassWorkgroup; }
+  // Whether `a` is checked against its parameter's bounds: a Workgroup access through a __local
+  // parameter, any other through a global or generic one. Never across the two (a generic pointer made
+  // from a __local one is another address than the __local one on IGC: its offset would be garbage).
+  bool checkable(const Fn& f, const memory::Access& a) {
+    return a.trace.origin == Origin::Param && eligible(f, a.trace.param) && a.local == is_local(f, a.trace.param);
   }
   // Bytes an access of a value of `type` touches (1 if the pass cannot tell: the first byte is checked;
   // *exact then becomes false).
@@ -159,9 +175,10 @@ class Checker {
     for (const auto& e : fns_)
       if (e.second.entry) kernels.push_back(&e.second);
     std::sort(kernels.begin(), kernels.end(), [](const Fn* a, const Fn* b) { return a->first < b->first; });
-    for (const Fn* f : kernels)
+    for (const Fn* f : kernels) {
       out->push_back(KernelMemoryChecks{f->kernel, f->user_params, std::vector<uint32_t>(f->bounded.begin(), f->bounded.end()),
-                                        f->needs_state && !f->has_state});
+                                        f->needs_state && !f->has_state, f->local_bounded});
+    }
   }
   // OpReturn, or OpReturnValue of an OpUndef, for a function returning `ret`.
   Instruction return_of(uint32_t ret) {
@@ -171,16 +188,21 @@ class Checker {
   }
   void rewrite(Fn& f, Insts* out);
   // Whether `call` (in f) passes g f's own bounds struct as it came: each bounded parameter of g is f's
-  // parameter of the same index, bounded alike.
-  static bool forwards_bounds(const Fn& f, const Fn& g, const memory::Call& call) {
+  // parameter of the same index, bounded alike (a __local one: that very pointer, its bounds being
+  // relative to it).
+  bool forwards_bounds(const Fn& f, const Fn& g, const memory::Call& call) {
     if (!f.bounds_struct || !g.bounds_struct || f.bounded != g.bounded) return false;
-    for (uint32_t q : g.bounded)
+    for (uint32_t q : g.bounded) {
       if (q >= call.args.size() || !(call.args[q] == Trace{Origin::Param, q})) return false;
+      if (is_local(g, q) && (4 + q >= m_.insts[call.inst].size() || m_.insts[call.inst].word(4 + q) != f.params[q])) return false;
+    }
     return true;
   }
   uint64_t access_bytes(const Instruction& access);
-  void check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, uint64_t bytes, Insts* out,
-             Insts* cold, uint32_t* block_label);
+  // Returns the pointer the access then goes through: its own, or for a __local parameter's a select
+  // as check_local's.
+  uint32_t check(Fn& f, const Instruction& access, const Instruction* line, uint32_t param, uint64_t bytes, Insts* out,
+                 Insts* cold, uint32_t* block_label);
   // The same for an access into the __local variable `var`, against its size. Returns the pointer the
   // access then goes through (see the definition).
   uint32_t check_local(Fn& f, const Instruction& access, const Instruction* line, uint32_t var, uint64_t bytes,
@@ -367,11 +389,12 @@ uint64_t Checker::access_bytes(const Instruction& access) {
 // The check before `access` (through `param` of f, `bytes` long): ends the current block with the compare and a branch
 // to a new block that `access` then starts (its label goes to *block_label), and appends the throw block
 // to `cold`.
-void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t param, uint64_t bytes,
-                    Insts* out, Insts* cold, uint32_t* block_label) {
+uint32_t Checker::check(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t param, uint64_t bytes,
+                        Insts* out, Insts* cold, uint32_t* block_label) {
   const uint32_t ptr = access.word(access_pointer_word(access.opcode));
   const uint32_t u64 = ulong_type(), b = bool_type();
-  const uint32_t base = f.bounds.at(param).first, size = f.size.at(param);
+  auto abs = f.absolute.find(param);
+  const uint32_t base = abs != f.absolute.end() ? abs->second.first : f.bounds.at(param).first, size = f.size.at(param);
   const uint32_t starts = f.starts.at({param, bytes});
   // off < starts <=> off + bytes <= size without wrapping (starts is 0 when size < bytes): one compare,
   // where `off <= size && bytes <= size - off` took four instructions more per access.
@@ -380,6 +403,19 @@ void Checker::check(Fn& f, const Instruction& access, const Instruction* line_in
   out->push_back(make_instruction(spv::OpISub, u64, off, {addr, base}));
   out->push_back(make_instruction(spv::OpULessThan, b, ok, {off, starts}));
   branch_and_throw(f, access, line_in_effect, ok, param_name(f, param), off, size, out, cold, block_label);
+  if (abs == f.absolute.end()) return ptr;
+  // A __local parameter's access goes through select(ok, p, the allocation's start), as check_local's
+  // does and for the same reason (a thrower in a kernel with barriers reads on); the start is the
+  // parameter moved by its relative base (0 in a kernel).
+  capabilities_.insert(spv::CapabilityInt8);
+  const uint32_t bytes_ptr = pointer(spv::StorageClassWorkgroup, type_int(8));
+  const uint32_t raw = fresh(), at = fresh(), start = fresh(), safe = fresh();
+  const uint32_t type = def(ptr)->type_id;
+  out->push_back(make_instruction(spv::OpBitcast, bytes_ptr, raw, {f.params[param]}));
+  out->push_back(make_instruction(spv::OpPtrAccessChain, bytes_ptr, at, {raw, f.bounds.at(param).first}));
+  out->push_back(make_instruction(spv::OpBitcast, type, start, {at}));
+  out->push_back(make_instruction(spv::OpSelect, type, safe, {ok, ptr, start}));
+  return safe;
 }
 
 // An access into a __local variable (a static array): its byte offset from the variable, against the
@@ -508,7 +544,7 @@ void Checker::rewrite(Fn& f, Insts* out) {
   const memory::FunctionAccesses& fa = accesses_[f.id];
   std::map<size_t, uint32_t> checked_at;  // instruction index -> the parameter its check uses
   for (const memory::Access& a : fa.accesses)
-    if (a.trace.origin == Origin::Param && f.bounded.count(a.trace.param)) checked_at[a.inst] = a.trace.param;
+    if (checkable(f, a) && f.bounded.count(a.trace.param)) checked_at[a.inst] = a.trace.param;
   std::map<size_t, uint32_t> local_at;  // instruction index -> the __local variable its check uses
   for (const memory::LocalAccess& a : fa.local_accesses) local_at[a.inst] = a.variable;
   std::map<size_t, const memory::Call*> calls;
@@ -634,6 +670,16 @@ void Checker::rewrite(Fn& f, Insts* out) {
           }
         }
       }
+      // A __local parameter's bounds as addresses (they came relative to it), for its checks and calls.
+      if (uses_values)
+        for (uint32_t p : f.bounded) {
+          if (!is_local(f, p)) continue;
+          const uint32_t at = fresh(), base = fresh(), end = fresh();
+          body.push_back(make_instruction(spv::OpConvertPtrToU, u64, at, {f.params[p]}));
+          body.push_back(make_instruction(spv::OpIAdd, u64, base, {at, f.bounds[p].first}));
+          body.push_back(make_instruction(spv::OpIAdd, u64, end, {at, f.bounds[p].second}));
+          f.absolute[p] = {base, end};
+        }
       if (!checked_at.empty()) {
         for (const auto& b : f.bounds) {
           const uint32_t s = fresh();
@@ -676,8 +722,7 @@ void Checker::rewrite(Fn& f, Insts* out) {
         // A thrower in a kernel with barriers gets here too: it goes through the earlier one's select.
         if (counts_ && options_.memory) ++counts_->merged;
       } else if (c != checked_at.end()) {
-        check(f, in, line, c->second, bytes, &body, &cold, &label);
-        done = {bytes, ptr};
+        done = {bytes, check(f, in, line, c->second, bytes, &body, &cold, &label)};
       } else {
         done = {bytes, check_local(f, in, line, lc->second, bytes, &body, &cold, &label)};
       }
@@ -696,13 +741,28 @@ void Checker::rewrite(Fn& f, Insts* out) {
       for (uint32_t k = 0; k < g.user_params; ++k) add_operand(nc, in.word(4 + k), SPV_OPERAND_TYPE_ID);
       // Per bounded parameter of the callee, the caller's bounds of the argument, else unbounded.
       std::vector<uint32_t> values;
-      for (uint32_t q : g.bounded) {
-        const Trace t = q < call->second->args.size() ? call->second->args[q] : Trace{};
-        const bool traced = t.origin == Origin::Param && f.bounds.count(t.param);
-        values.push_back(traced ? f.bounds[t.param].first : ulong_constant(0));
-        values.push_back(traced ? f.bounds[t.param].second : ulong_constant(~uint64_t(0)));
-      }
       auto var = struct_vars.find(i);
+      const bool forwarded = g.bounds_struct && !g.bounded.empty() && var == struct_vars.end();
+      for (uint32_t q : g.bounded) {
+        if (forwarded) break;  // the caller's own struct goes on as it came
+        const Trace t = q < call->second->args.size() ? call->second->args[q] : Trace{};
+        const bool local = is_local(g, q);
+        const bool traced = t.origin == Origin::Param && f.bounds.count(t.param) && is_local(f, t.param) == local;
+        if (!local) {
+          values.push_back(traced ? f.bounds[t.param].first : ulong_constant(0));
+          values.push_back(traced ? f.bounds[t.param].second : ulong_constant(~uint64_t(0)));
+          continue;
+        }
+        // A __local parameter's: the bounds relative to the pointer passed (unbounded: all of memory).
+        const uint32_t argument = fresh(), base = fresh(), end = fresh();
+        body.push_back(make_instruction(spv::OpConvertPtrToU, u64, argument, {in.word(4 + q)}));
+        body.push_back(make_instruction(spv::OpISub, u64, base,
+                                        {traced ? f.absolute.at(t.param).first : ulong_constant(0), argument}));
+        body.push_back(make_instruction(spv::OpISub, u64, end,
+                                        {traced ? f.absolute.at(t.param).second : ulong_constant(~uint64_t(0)), argument}));
+        values.push_back(base);
+        values.push_back(end);
+      }
       if (!g.bounds_struct || g.bounded.empty()) {
         for (uint32_t v : values) add_operand(nc, v, SPV_OPERAND_TYPE_ID);
       } else if (var == struct_vars.end()) {  // the caller's own struct, passed on as it came
@@ -819,14 +879,15 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
       Fn& f = e.second;
       const memory::FunctionAccesses& fa = accesses_[f.id];
       for (const memory::Access& a : fa.accesses)
-        if (a.trace.origin == Origin::Param && eligible(f, a.trace.param)) grew = f.bounded.insert(a.trace.param).second || grew;
+        if (checkable(f, a)) grew = f.bounded.insert(a.trace.param).second || grew;
       for (const memory::Call& c : fa.calls) {
         auto g = fns_.find(c.callee);
         if (g == fns_.end() || g == fns_.find(f.id)) continue;
         for (uint32_t q : g->second.bounded) {
           if (q >= c.args.size()) continue;
           const Trace& t = c.args[q];
-          if (t.origin == Origin::Param && eligible(f, t.param)) grew = f.bounded.insert(t.param).second || grew;
+          if (t.origin == Origin::Param && eligible(f, t.param) && is_local(f, t.param) == is_local(g->second, q))
+            grew = f.bounded.insert(t.param).second || grew;
         }
       }
     }
@@ -869,8 +930,11 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
     body.needs_state = body.needs_state || w.needs_state;
     body.bounds_struct = true;  // the kernel after reverse translation
   }
-  for (auto& e : fns_)
+  for (auto& e : fns_) {
     if (e.second.entry) e.second.bounds_struct = true;
+    for (uint32_t p : e.second.bounded)
+      if (is_local(e.second, p)) e.second.local_bounded.push_back(p);
+  }
   if (counts && options_.memory) {
     *counts = MemoryCheckCounts{};
     for (const auto& e : fns_) {
@@ -878,7 +942,8 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
       counts->local += fa.local;
       counts->checked += fa.local_accesses.size();
       for (const memory::Access& a : fa.accesses) {
-        if (a.trace.origin == Origin::Param && e.second.bounded.count(a.trace.param)) ++counts->checked;
+        if (checkable(e.second, a) && e.second.bounded.count(a.trace.param)) ++counts->checked;
+        else if (a.local) ++counts->local;
         else if (a.trace.origin == Origin::Loaded) ++counts->loaded;
         else if (a.trace.origin == Origin::Integer) ++counts->from_integer;
         else if (a.trace.origin == Origin::Local) ++counts->local;

@@ -84,22 +84,25 @@ MemoryAccessReport analyze_memory_accesses(IRContext& ctx);
 
 /// What a kernel takes after add_memory_checks: its own `user_params` parameters, then per parameter
 /// index in `bounded` (ascending) two `ulong`s, the base and the end of the allocation the pointer points
-/// into, then its zex_state_t (added where it had none: `state_added`).
+/// into, then its zex_state_t (added where it had none: `state_added`). For the `__local` parameters among
+/// them (`local`, ascending) the two are relative to the group's local pointer: the launch passes 0 and
+/// the bytes it gives the parameter.
 struct KernelMemoryChecks {
   std::string name;
   uint32_t user_params = 0;
   std::vector<uint32_t> bounded;
   bool state_added = false;
+  std::vector<uint32_t> local;
 };
 /// The module's global accesses (instructions, every defined function) by what add_memory_checks did
 /// with them: checked, or left unchecked and why.
 struct MemoryCheckCounts {
-  size_t checked = 0;       // through a kernel's pointer parameter, or into a static __local array
+  size_t checked = 0;       // through a kernel's pointer parameter (__local ones too), or into a static __local array
   size_t merged = 0;        // of those, covered by an earlier check of the same pointer in the same block
   size_t loaded = 0;        // unchecked: the pointer was loaded from memory
   size_t from_integer = 0;  // unchecked: made from an integer
   size_t untraced = 0;      // unchecked: any other derivation (several parameters, a helper's caller unknown)
-  size_t local = 0;         // __local accesses not checked: through a __local parameter (the launch sets its size)
+  size_t local = 0;         // __local accesses not checked: traced to no __local parameter or array of known size
 };
 /// What add_memory_checks adds: bounds checks (`memory`), and the kernels' own assertions (`asserts`:
 /// every call of an imported __assert_fail or __devicelib_assert_fail becomes a zex_throw of

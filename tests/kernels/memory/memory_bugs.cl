@@ -60,3 +60,24 @@ kernel void tiled(global float* out, global const float* in) {
   barrier(CLK_LOCAL_MEM_FENCE);
   out[i] = tile[(l + 1) % 16];
 }
+
+// tiled's tile as a __local parameter: its size is what the launch gives it (zex::local), the bound
+// of its checks.
+kernel void tiled_param(global float* out, global const float* in, local float* tile) {
+  size_t l = get_local_id(0), i = get_global_id(0);
+  tile[l] = in[i];  // LINE:tiled_param
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[i] = tile[(l + 1) % get_local_size(0)];
+}
+
+// A helper given a pointer one element into a __local parameter (at -O0 it stays a function: the
+// bounds reach it relative to the pointer it is given) writes element l of it: tile[l + 1].
+void put_at(local float* t, size_t l, float v) {
+  t[l] = v;  // LINE:put_at
+}
+kernel void shifted_param(global float* out, local float* tile) {
+  size_t l = get_local_id(0);
+  put_at(tile + 1, l, (float)l + 0.5f);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[get_global_id(0)] = tile[l + 1];
+}
