@@ -39,7 +39,7 @@ struct MemoryCheckCounts {
   size_t loaded = 0;        // unchecked: the pointer was loaded from memory
   size_t from_integer = 0;  // unchecked: the pointer was made from an integer
   size_t untraced = 0;      // unchecked: another derivation (pointers of several arguments, say)
-  size_t local = 0;         // unchecked: __local accesses through a __local parameter (its size is the launch's)
+  size_t local = 0;         // unchecked: __local accesses traced to no __local parameter or array of known size
 };
 
 namespace detail {

@@ -135,7 +135,7 @@ typedef struct zex_memory_checks_t {
   size_t loaded;       /* unchecked: the pointer was loaded from memory */
   size_t from_integer; /* unchecked: made from an integer */
   size_t untraced;     /* unchecked: another derivation */
-  size_t local;        /* unchecked: __local accesses through a __local parameter */
+  size_t local;        /* unchecked: __local accesses traced to no __local parameter or array of known size */
 } zex_memory_checks_t;
 zex_result_t zex_module_memory_checks(zex_module_t module, zex_memory_checks_t* out);
 /* Forgets the allocation bounds the memory checks cached per kernel argument: call it after freeing

@@ -282,12 +282,19 @@ TEST_P(Builds, AHelperGivenAnOffsetIntoALocalParameterChecksTheWholeTile) {
   const bool inlined = std::string(GetParam()) == "O2";
   expect_report(e, "shifted_param", inlined ? "write of argument 'tile'" : "write of argument 't'", 64, 64, "put_at");
   EXPECT_EQ(e.thrower_count(), 4u) << "local id 15 of each group";
-  zex::Graph g(env().dev);  // a recorded launch takes its __local sizes as recorded
-  g.launch(k, c, out.get(), zex::local(16 * sizeof(float)));
+  zex::Graph g(env().dev);  // a recorded launch takes its __local sizes as recorded, and as updated
+  const zex::GraphLaunch h = g.launch(k, c, out.get(), zex::local(16 * sizeof(float)));
   g.close();
   s.execute(g);
   auto e2 = expect_kernel_exception([&] { s.synchronize(); });
   EXPECT_EQ(e2.values(), (std::vector<uint64_t>{64, 64}));
+  g.update(h, out.get(), zex::local(17 * sizeof(float)));
+  s.execute(g);
+  EXPECT_NO_THROW(s.synchronize()) << "the updated size";
+  g.update(h, out.get(), zex::local(12 * sizeof(float)));
+  s.execute(g);
+  auto e3 = expect_kernel_exception([&] { s.synchronize(); });
+  EXPECT_EQ(e3.values()[1], 48u);
   s.launch(k, c, out.get(), zex::local(17 * sizeof(float)));
   EXPECT_NO_THROW(s.synchronize()) << "the stream stays usable";
 }
