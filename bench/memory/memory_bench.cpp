@@ -225,19 +225,29 @@ void BM_Graph(benchmark::State& state) {
   state.SetLabel(sh.kernel);
 }
 
+// BM_Launch's and BM_LaunchCall's arguments: two sets of `pointers` 64-byte buffers, as launch_args takes them.
+struct PointerSets {
+  std::vector<std::unique_ptr<Usm>> sets[2];
+  std::vector<void*> ptrs[2];
+  std::vector<zex::KernelArg> args[2];
+  explicit PointerSets(size_t pointers) {
+    for (int set = 0; set < 2; ++set) {
+      for (size_t p = 0; p < pointers; ++p) sets[set].push_back(std::make_unique<Usm>(64));
+      for (auto& u : sets[set]) ptrs[set].push_back(u->as<void>());
+      for (void*& p : ptrs[set]) args[set].push_back({sizeof(void*), &p});
+    }
+  }
+  PointerSets(const PointerSets&) = delete;
+  PointerSets& operator=(const PointerSets&) = delete;
+};
+
 void BM_Launch(benchmark::State& state) {
   const auto pointers = static_cast<size_t>(state.range(0));
   const int mode = static_cast<int>(state.range(1));
   const std::string name = "ptr" + std::to_string(pointers);
   zex::Kernel k = (mode ? g_env->checked : g_env->plain).kernel(name);
-  std::vector<std::unique_ptr<Usm>> sets[2];
-  std::vector<void*> ptrs[2];
-  std::vector<zex::KernelArg> args[2];
-  for (int set = 0; set < 2; ++set) {
-    for (size_t p = 0; p < pointers; ++p) sets[set].push_back(std::make_unique<Usm>(64));
-    for (auto& u : sets[set]) ptrs[set].push_back(u->as<void>());
-    for (void*& p : ptrs[set]) args[set].push_back({sizeof(void*), &p});
-  }
+  PointerSets ps(pointers);
+  std::vector<zex::KernelArg>(&args)[2] = ps.args;
   const zex::LaunchConfig cfg = grid(1, 1, 1, 1);
   zex::Stream s(g_env->dev);
   s.launch_args(k, cfg, args[0].data(), pointers, __FILE__, __LINE__);
@@ -261,14 +271,9 @@ void BM_LaunchCall(benchmark::State& state) {
   const auto pointers = static_cast<size_t>(state.range(0));
   const int mode = static_cast<int>(state.range(1));
   zex::Kernel k = (mode ? g_env->checked : g_env->plain).kernel("ptr" + std::to_string(pointers));
-  std::vector<std::unique_ptr<Usm>> sets[2];
-  std::vector<void*> ptrs[2];
-  std::vector<zex::KernelArg> args[2];
-  for (int set = 0; set < 2; ++set) {
-    for (size_t p = 0; p < pointers; ++p) sets[set].push_back(std::make_unique<Usm>(64));
-    for (auto& u : sets[set]) ptrs[set].push_back(u->as<void>());
-    for (void*& p : ptrs[set]) args[set].push_back({sizeof(void*), &p});
-  }
+  PointerSets ps(pointers);
+  std::vector<void*>(&ptrs)[2] = ps.ptrs;
+  std::vector<zex::KernelArg>(&args)[2] = ps.args;
   std::vector<void*> moved(pointers);
   std::vector<zex::KernelArg> moved_args;
   for (void*& p : moved) moved_args.push_back({sizeof(void*), &p});
