@@ -79,7 +79,7 @@ void Stream::set_memory_bounds(Kernel::State& ks, ze_kernel_handle_t k, int vari
     // Another pointer into the allocation last looked up for this argument (a framework's tensors in one
     // block of its caching allocator, a buffer walked by offset) is that allocation still, until
     // forget_memory_bounds(): no lookup. Not for memory the driver did not know (0, UINT64_MAX), which a
-    // later pointer may well be.
+    // later pointer may well be, nor for a __local argument (base 0 too: its "pointer" is its size).
     const bool inside = b.known && b.generation == generation && b.base != 0 && p >= b.base && p < b.end;
     if (inside) {
       b.pointer = p;
