@@ -40,6 +40,9 @@ struct MemoryCheckCounts {
   size_t from_integer = 0;  // unchecked: the pointer was made from an integer
   size_t untraced = 0;      // unchecked: another derivation (pointers of several arguments, say)
   size_t local = 0;         // unchecked: __local accesses traced to no __local parameter or array of known size
+  // Of `checked`, those with no compare of their own: an earlier check of the same block covers them (the
+  // same pointer, or the same base and index moved by a constant: docs/integration.md).
+  size_t merged = 0;
 };
 
 namespace detail {

@@ -35,8 +35,13 @@ std::string values_text(const KernelExceptionInfo& info) {
   if (v.empty()) return {};
   if (info.value_kind == ZEX_VALUES_BOUNDS && v.size() == 2)
     return "index " + std::to_string(v[0]) + ", length " + std::to_string(v[1]);
-  if (info.value_kind == ZEX_VALUES_MEMORY && v.size() == 2)
-    return "at byte offset " + std::to_string(v[0]) + " of an allocation of " + std::to_string(v[1]) + " bytes";
+  if (info.value_kind == ZEX_VALUES_MEMORY && v.size() == 2) {
+    // The offset is the address minus the allocation's start, as 64 bits: one "before" it wraps, and
+    // no allocation reaches 2^63 bytes, so the upper half reads as negative.
+    const std::string offset = v[0] >= (uint64_t(1) << 63) ? "-" + std::to_string(uint64_t(0) - v[0]) + " (before the start)"
+                                                           : std::to_string(v[0]);
+    return "at byte offset " + offset + " of an allocation of " + std::to_string(v[1]) + " bytes";
+  }
   std::string t = v.size() == 1 ? "value " : "values ";
   for (size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + std::to_string(v[i]);
   return t;

@@ -227,7 +227,8 @@ void Module::init(const Device& dev, const std::vector<uint32_t>& words, const M
   MemoryCheckCounts counts;
   std::vector<std::pair<std::string, detail::MemoryParams>> params;
   if (check_memory) {
-    counts = MemoryCheckCounts{true, memory.checked, memory.loaded, memory.from_integer, memory.untraced, memory.local};
+    counts = MemoryCheckCounts{true, memory.checked, memory.loaded, memory.from_integer, memory.untraced, memory.local,
+                               memory.merged};
     for (detail::MemoryCheckedKernel& k : memory.kernels)
       params.emplace_back(std::move(k.name), detail::MemoryParams{k.user_params, std::move(k.bounded), std::move(k.local)});
   }

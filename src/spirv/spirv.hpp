@@ -39,7 +39,7 @@ struct MemoryCheckedKernel {
 struct MemoryCheckInfo {
   std::vector<MemoryCheckedKernel> kernels;
   size_t checked = 0, loaded = 0, from_integer = 0, untraced = 0, local = 0;
-  size_t merged = 0;  // checked accesses covered by an earlier check (same pointer, same block)
+  size_t merged = 0;  // checked accesses covered by an earlier check of the block (same pointer, or one group)
 };
 
 /// The words of a SPIR-V binary given as bytes (either endianness).

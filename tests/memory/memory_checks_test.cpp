@@ -81,8 +81,9 @@ class Builds : public ::testing::TestWithParam<const char*> {
     EXPECT_EQ(e.kernel_name(), kernel);
     EXPECT_EQ(e.info().value_kind, uint32_t{ZEX_VALUES_MEMORY});
     EXPECT_EQ(e.values(), (std::vector<uint64_t>{offset, size}));
-    const std::string text = what + " at byte offset " + std::to_string(offset) + " of an allocation of " +
-                             std::to_string(size) + " bytes";
+    const std::string at = offset >= (uint64_t(1) << 63) ? "-" + std::to_string(uint64_t(0) - offset) + " (before the start)"
+                                                         : std::to_string(offset);
+    const std::string text = what + " at byte offset " + at + " of an allocation of " + std::to_string(size) + " bytes";
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
     ASSERT_FALSE(e.frames().empty()) << e.what();
     if (debug()) {
@@ -101,6 +102,10 @@ TEST_P(Builds, TheModuleSaysWhatItChecks) {
   EXPECT_TRUE(c.enabled);
   EXPECT_GE(c.checked, 9u);  // stencil 4, transpose 2, prefix 1, copy2 2, histogram 2, helper 1, loaded 1
   EXPECT_GE(c.loaded, 1u) << "loaded's store goes through a pointer read from memory";
+  EXPECT_LE(c.merged, c.checked);
+  if (std::string(GetParam()) == "O2") {
+    EXPECT_GE(c.merged, 4u) << "stencil's and window's reads off one index: two of each three share the first's check";
+  }
   zex::Kernel k = mod.kernel("stencil");
   EXPECT_EQ(k.hidden_argument_count(), 1u) << "one struct: base and end of out and in";
   EXPECT_EQ(k.argument_count(), 3u + 1u + 1u);
@@ -124,6 +129,49 @@ TEST_P(Builds, AStencilPastTheEndIsCaughtAtTheRead) {
   EXPECT_EQ(out[n - 2], float(3 * (n - 2))) << "the others ran";
   // The stream stays usable; in bounds nothing is thrown.
   s.launch(k, grid(n - 1), out.get(), in.get(), n);
+  EXPECT_NO_THROW(s.synchronize());
+}
+
+// window's three reads off one index (in[i + 2], in[i - 2], in[i]): on -O2 one check covers them all
+// (add_memory_checks' groups); each failure is still reported as its own access's check reports it, the
+// first in program order when several fail.
+TEST_P(Builds, ReadsOffOneIndexShareACheckAndEachFailureIsItsOwn) {
+  zex::Kernel k = mod.kernel("window");
+  const uint32_t n = 32;
+  Buffer<float> in(n), out(n);
+  auto fill = [&] {
+    for (uint32_t i = 0; i < n; ++i) in[i] = float(i % 5), out[i] = -1.0f;
+  };
+  fill();
+  s.launch(k, grid(n), out.get(), in.get(), 2u, n - 2);  // every read in bounds
+  ASSERT_NO_THROW(s.synchronize());
+  for (uint32_t i = 0; i < n; ++i) {
+    const float want = i >= 2 && i < n - 2 ? in[i + 2] * 4.0f - in[i - 2] + in[i] : -1.0f;
+    EXPECT_EQ(out[i], want) << i;
+  }
+  // i = n - 2 reads in[n]: only the greatest index fails.
+  fill();
+  s.launch(k, grid(n), out.get(), in.get(), 2u, n - 1);
+  auto past = expect_kernel_exception([&] { s.synchronize(); });
+  expect_report(past, "window", "read of argument 'in'", n * 4, n * 4, "window");
+  EXPECT_EQ(past.thrower_count(), 1u);
+  EXPECT_EQ(out[n - 2], -1.0f) << "the thrower does not store";
+  EXPECT_EQ(out[n - 3], in[n - 1] * 4.0f - in[n - 5] + in[n - 3]) << "the others ran";
+  // i = 0 reads in[-2]: only the least index fails, 8 bytes before the start.
+  s.launch(k, grid(1), out.get(), in.get(), 0u, 1u);
+  auto before = expect_kernel_exception([&] { s.synchronize(); });
+  expect_report(before, "window", "read of argument 'in'", uint64_t(0) - 8, n * 4, "window");
+  EXPECT_NE(std::string(before.what()).find("at byte offset -8 (before the start) of an allocation of"), std::string::npos)
+      << before.what();
+  // In an allocation of two floats, i = 0 reads in[2] and in[-2]: both fail, the first read is reported.
+  Buffer<float> two(2);
+  two[0] = two[1] = 1.0f;
+  s.launch(k, grid(1), out.get(), two.get(), 0u, 1u);
+  auto both = expect_kernel_exception([&] { s.synchronize(); });
+  expect_report(both, "window", "read of argument 'in'", 8, 8, "window");
+  // The stream stays usable.
+  fill();
+  s.launch(k, grid(n), out.get(), in.get(), 2u, n - 2);
   EXPECT_NO_THROW(s.synchronize());
 }
 

@@ -27,9 +27,11 @@
 #include <zex/abi.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -187,6 +189,28 @@ class Checker {
     return make_instruction(spv::OpReturnValue, 0, 0, {undef(ret)});
   }
   void rewrite(Fn& f, Insts* out);
+  // Accesses of one block off one base pointer whose indices differ by constants (a stencil's in[c - 1],
+  // in[c], in[c + 1]): one check, at the first of them, of the bytes from the least index to the
+  // greatest; when it fails, a cold chain checks each of them in program order and throws the first
+  // that fails, with the report its own check would have given.
+  struct Member {
+    size_t inst;
+    int64_t c;
+    const Instruction* line;
+  };
+  struct Group {
+    uint32_t param = 0, base = 0, v = 0, v_type = 0, pointer_type = 0;
+    uint64_t bytes = 0;
+    int64_t lo = 0, hi = 0;
+    std::vector<Member> members;  // program order
+    uint64_t span() const { return static_cast<uint64_t>(hi - lo) * bytes + bytes; }
+  };
+  std::vector<Group> groups_of(const Fn& f, const std::map<size_t, uint32_t>& checked_at, size_t body);
+  // An integer constant's value, sign-extended (false if `id` is no 32- or 64-bit OpConstant).
+  bool int_constant(uint32_t id, int64_t* value);
+  // The id of v + c in v's integer type (v itself for c == 0).
+  uint32_t plus(uint32_t v, uint32_t v_type, int64_t c, Insts* out);
+  void check_group(Fn& f, const Group& g, Insts* out, Insts* cold, uint32_t* block_label);
   // Whether `call` (in f) passes g f's own bounds struct as it came: each bounded parameter of g is f's
   // parameter of the same index, bounded alike (a __local one: that very pointer, its bounds being
   // relative to it).
@@ -540,6 +564,137 @@ void Checker::assertion(Fn& f, const Instruction& call, const Instruction* line_
   *block_label = rest;
 }
 
+bool Checker::int_constant(uint32_t id, int64_t* value) {
+  const Instruction* k = def(id);
+  const Instruction* t = k && k->opcode == spv::OpConstant ? def(k->type_id) : nullptr;
+  if (!t || t->opcode != spv::OpTypeInt) return false;
+  if (t->word(2) == 32 && k->size() == 4) {
+    *value = static_cast<int32_t>(k->word(3));
+    return true;
+  }
+  if (t->word(2) == 64 && k->size() == 5) {
+    *value = static_cast<int64_t>(uint64_t(k->word(4)) << 32 | k->word(3));
+    return true;
+  }
+  return false;
+}
+
+uint32_t Checker::plus(uint32_t v, uint32_t v_type, int64_t c, Insts* out) {
+  if (c == 0) return v;
+  const Instruction* t = def(v_type);
+  const uint32_t k = t->word(2) == 64 ? ulong_constant(static_cast<uint64_t>(c)) : uint_constant(static_cast<uint32_t>(c));
+  const uint32_t sum = fresh();
+  out->push_back(make_instruction(spv::OpIAdd, v_type, sum, {v, k}));
+  return sum;
+}
+
+// The groups: checked accesses through a global (not __local) parameter whose pointer is
+// Op(InBounds)PtrAccessChain(base, v + c) with c a constant, in one stretch of a block between calls and
+// barriers (a call may throw first, and moving a check before a barrier would change what the barrier
+// pass sees), the chain's type the base's (so that the index steps by the access's exact size). Only
+// groups of two or more distinct indices are kept, their least and greatest index within 2^20 elements.
+std::vector<Checker::Group> Checker::groups_of(const Fn& f, const std::map<size_t, uint32_t>& checked_at, size_t body) {
+  std::map<std::tuple<size_t, uint32_t, uint32_t, uint32_t, uint32_t>, Group> found;
+  size_t stretch = 0;
+  const Instruction* line = nullptr;
+  for (size_t i = body; i < f.last; ++i) {
+    const Instruction& in = m_.insts[i];
+    for (const Instruction& a : in.annotations) {
+      if (a.opcode == spv::OpLine) line = &a;
+      if (a.opcode == spv::OpNoLine) line = nullptr;
+    }
+    if (in.opcode == spv::OpLabel || in.opcode == spv::OpFunctionCall || in.opcode == spv::OpControlBarrier ||
+        in.opcode == spv::OpMemoryBarrier || is_terminator(in.opcode)) {
+      if (in.opcode == spv::OpLabel) line = nullptr;
+      ++stretch;
+      continue;
+    }
+    auto c = checked_at.find(i);
+    if (c == checked_at.end() || is_local(f, c->second)) continue;
+    const Instruction* chain = def(in.word(access_pointer_word(in.opcode)));
+    if (!chain || (chain->opcode != spv::OpPtrAccessChain && chain->opcode != spv::OpInBoundsPtrAccessChain) ||
+        chain->size() != 5)
+      continue;
+    const Instruction* base = def(chain->word(3));
+    if (!base || base->type_id != chain->type_id) continue;
+    const Instruction* pt = def(chain->type_id);
+    bool exact = pt && pt->opcode == spv::OpTypePointer;
+    const uint64_t bytes = exact ? bytes_of(pt->word(3), 0, &exact) : 0;
+    if (!exact || bytes == 0 || bytes > 4096 || bytes != access_bytes(in)) continue;
+    uint32_t v = chain->word(4);
+    int64_t k = 0;
+    const Instruction* index = def(v);
+    if (!index) continue;
+    const uint32_t v_type = index->type_id;
+    const Instruction* vt = def(v_type);
+    if (!vt || vt->opcode != spv::OpTypeInt || (vt->word(2) != 32 && vt->word(2) != 64)) continue;
+    if (index->opcode == spv::OpIAdd && int_constant(index->word(4), &k)) {
+      v = index->word(3);
+    } else if (index->opcode == spv::OpIAdd && int_constant(index->word(3), &k)) {
+      v = index->word(4);
+    } else if (index->opcode == spv::OpISub && int_constant(index->word(4), &k) && k != INT64_MIN) {
+      v = index->word(3);
+      k = -k;
+    } else {
+      k = 0;
+    }
+    if (k < -(int64_t(1) << 20) || k > (int64_t(1) << 20)) continue;
+    Group& g = found[std::make_tuple(stretch, c->second, base->result_id, v, chain->type_id)];
+    if (g.members.empty()) {
+      g.param = c->second, g.base = base->result_id, g.v = v, g.v_type = v_type, g.pointer_type = chain->type_id;
+      g.bytes = bytes, g.lo = g.hi = k;
+    }
+    g.lo = std::min(g.lo, k), g.hi = std::max(g.hi, k);
+    g.members.push_back(Member{i, k, line});
+  }
+  std::vector<Group> out;
+  for (auto& e : found)
+    if (e.second.hi > e.second.lo && e.second.hi - e.second.lo <= (int64_t(1) << 20)) out.push_back(std::move(e.second));
+  return out;
+}
+
+// The group's check, before its first member: the least index's offset against the starts of an
+// access of the whole span; on failure the chain.
+void Checker::check_group(Fn& f, const Group& g, Insts* out, Insts* cold, uint32_t* block_label) {
+  const uint32_t u64 = ulong_type(), b = bool_type();
+  const uint32_t base = f.bounds.at(g.param).first, size = f.size.at(g.param);
+  const uint32_t lo = plus(g.v, g.v_type, g.lo, out);
+  // Not InBounds: the pointer may be outside the allocation, which is what the check is there to see.
+  const uint32_t p = fresh(), addr = fresh(), off = fresh(), ok = fresh();
+  out->push_back(make_instruction(spv::OpPtrAccessChain, g.pointer_type, p, {g.base, lo}));
+  out->push_back(make_instruction(spv::OpConvertPtrToU, u64, addr, {p}));
+  out->push_back(make_instruction(spv::OpISub, u64, off, {addr, base}));
+  out->push_back(make_instruction(spv::OpULessThan, b, ok, {off, f.starts.at({g.param, g.span()})}));
+  const uint32_t cont = fresh(), chain = fresh();
+  Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {ok, cont, chain});
+  add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);  // branch weights: the chain is cold
+  add_operand(br, 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);
+  out->push_back(br);
+  out->push_back(make_instruction(spv::OpLabel, 0, cont, {}));
+  *block_label = cont;
+  // The chain: each distinct index in program order, its own check and throw (the throw blocks after the
+  // chain's, which dominate them); past the last, the passing path (which a failed group check never
+  // takes: its least or greatest index fails).
+  Insts links, throws;
+  links.push_back(make_instruction(spv::OpLabel, 0, chain, {}));
+  std::set<int64_t> seen;
+  for (const Member& m : g.members) {
+    if (!seen.insert(m.c).second) continue;
+    const Instruction& access = m_.insts[m.inst];
+    const uint32_t index = plus(g.v, g.v_type, m.c, &links);
+    const uint32_t pk = fresh(), ak = fresh(), ok_k = fresh(), off_k = fresh();
+    links.push_back(make_instruction(spv::OpPtrAccessChain, g.pointer_type, pk, {g.base, index}));
+    links.push_back(make_instruction(spv::OpConvertPtrToU, u64, ak, {pk}));
+    links.push_back(make_instruction(spv::OpISub, u64, off_k, {ak, base}));
+    links.push_back(make_instruction(spv::OpULessThan, b, ok_k, {off_k, f.starts.at({g.param, g.bytes})}));
+    uint32_t next = 0;
+    branch_and_throw(f, access, m.line, ok_k, param_name(f, g.param), off_k, size, &links, &throws, &next);
+  }
+  links.push_back(make_instruction(spv::OpBranch, 0, 0, {cont}));
+  cold->insert(cold->end(), links.begin(), links.end());
+  cold->insert(cold->end(), throws.begin(), throws.end());
+}
+
 void Checker::rewrite(Fn& f, Insts* out) {
   const memory::FunctionAccesses& fa = accesses_[f.id];
   std::map<size_t, uint32_t> checked_at;  // instruction index -> the parameter its check uses
@@ -604,6 +759,13 @@ void Checker::rewrite(Fn& f, Insts* out) {
   size_t i = f.first + 1;
   while (i < f.last && m_.insts[i].opcode == spv::OpFunctionParameter) ++i;
   Insts body, cold;
+  const std::vector<Group> groups = options_.memory ? groups_of(f, checked_at, i) : std::vector<Group>();
+  std::map<size_t, const Group*> group_lead;  // a group's first member -> the group
+  std::set<size_t> grouped;                   // every member of a group
+  for (const Group& g : groups) {
+    group_lead[g.members.front().inst] = &g;
+    for (const Member& m : g.members) grouped.insert(m.inst);
+  }
   std::map<uint32_t, uint32_t> last_part;  // original label -> the label of its last part
   uint32_t label = 0, original = 0;
   // The prologue (after the entry block's variables): a variable per call that passes a bounds struct
@@ -686,11 +848,14 @@ void Checker::rewrite(Fn& f, Insts* out) {
           f.size[b.first] = s;
           body.push_back(make_instruction(spv::OpISub, u64, s, {b.second.second, b.second.first}));
         }
-        for (const auto& c : checked_at) {
-          const uint64_t bytes = access_bytes(m_.insts[c.first]);
-          uint32_t& st = f.starts[{c.second, bytes}];
+        std::vector<std::pair<uint32_t, uint64_t>> sizes;  // (parameter, bytes) of every check
+        for (const auto& c : checked_at) sizes.push_back({c.second, access_bytes(m_.insts[c.first])});
+        for (const Group& g : groups) sizes.push_back({g.param, g.span()});
+        for (const auto& c : sizes) {
+          const uint64_t bytes = c.second;
+          uint32_t& st = f.starts[{c.first, bytes}];
           if (st) continue;
-          const uint32_t s = f.size.at(c.second);
+          const uint32_t s = f.size.at(c.first);
           if (bytes == 1) {
             st = s;
             continue;
@@ -716,7 +881,15 @@ void Checker::rewrite(Fn& f, Insts* out) {
       const uint32_t ptr = in.word(w);
       const uint64_t bytes = access_bytes(in);
       Covered& done = covered[ptr];
-      if (done.bytes >= bytes) {
+      auto lead = group_lead.find(i);
+      if (lead != group_lead.end()) {
+        check_group(f, *lead->second, &body, &cold, &label);
+        done = {bytes, ptr};
+      } else if (grouped.count(i)) {
+        // A later member of a group: the group's check, at its first member, covered its bytes.
+        if (counts_ && options_.memory) ++counts_->merged;
+        done = {std::max(done.bytes, bytes), done.through ? done.through : ptr};
+      } else if (done.bytes >= bytes) {
         // An access through a pointer that an earlier check of this block already covered for as many
         // bytes (y[i] read, then written) cannot fail its own check: that one threw and returned first.
         // A thrower in a kernel with barriers gets here too: it goes through the earlier one's select.

@@ -98,7 +98,7 @@ struct KernelMemoryChecks {
 /// with them: checked, or left unchecked and why.
 struct MemoryCheckCounts {
   size_t checked = 0;       // through a kernel's pointer parameter (__local ones too), or into a static __local array
-  size_t merged = 0;        // of those, covered by an earlier check of the same pointer in the same block
+  size_t merged = 0;        // of those, covered by an earlier check of the block: the same pointer, or a group's
   size_t loaded = 0;        // unchecked: the pointer was loaded from memory
   size_t from_integer = 0;  // unchecked: made from an integer
   size_t untraced = 0;      // unchecked: any other derivation (several parameters, a helper's caller unknown)

@@ -81,3 +81,12 @@ kernel void shifted_param(global float* out, local float* tile) {
   barrier(CLK_LOCAL_MEM_FENCE);
   out[get_global_id(0)] = tile[l + 1];
 }
+
+// Three reads off one base and one index, moved by constants (a stencil's window): on -O2 one check
+// covers in[i - 2] .. in[i + 2], and a failure is told apart in program order. i = 0 and 1 read before
+// the start (in[i - 2]); i >= n - 2 past the end (in[i + 2]), for an `in` of n elements.
+kernel void window(global float* out, global const float* in, uint lo, uint n) {
+  size_t i = get_global_id(0);
+  if (i < lo || i >= n) return;
+  out[i] = in[i + 2] * 4.0f - in[i - 2] + in[i];  // LINE:window
+}
