@@ -211,6 +211,11 @@ class Checker {
   // The id of v + c in v's integer type (v itself for c == 0).
   uint32_t plus(uint32_t v, uint32_t v_type, int64_t c, Insts* out);
   void check_group(Fn& f, const Group& g, Insts* out, Insts* cold, uint32_t* block_label);
+  // The byte offset of the group's base moved by v + k from the allocation's start (a ulong id).
+  uint32_t group_offset(const Fn& f, const Group& g, int64_t k, Insts* out);
+  // Ends the block with `ok ? (a new block, whose label goes to *block_label) : cold_target`, weighted
+  // 1000:1; returns the new block's label.
+  uint32_t branch_cold(uint32_t ok, uint32_t cold_target, Insts* out, uint32_t* block_label);
   // Whether `call` (in f) passes g f's own bounds struct as it came: each bounded parameter of g is f's
   // parameter of the same index, bounded alike (a __local one: that very pointer, its bounds being
   // relative to it).
@@ -481,13 +486,8 @@ uint32_t Checker::check_local(Fn& f, const Instruction& access, const Instructio
 void Checker::branch_and_throw(Fn& f, const Instruction& access, const Instruction* line_in_effect, uint32_t ok,
                                const std::string& target, uint32_t off, uint32_t size, Insts* out, Insts* cold,
                                uint32_t* block_label) {
-  const uint32_t cont = fresh(), thrown = fresh();
-  Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {ok, cont, thrown});
-  add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);  // branch weights: the throw is cold
-  add_operand(br, 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);
-  out->push_back(br);
-  out->push_back(make_instruction(spv::OpLabel, 0, cont, {}));
-  *block_label = cont;
+  const uint32_t thrown = fresh();
+  branch_cold(ok, thrown, out, block_label);
 
   // The throw block: what the access was, where (its line, when the module has lines), then return.
   const bool read = access.opcode == spv::OpLoad || access.opcode == spv::OpAtomicLoad;
@@ -655,23 +655,32 @@ std::vector<Checker::Group> Checker::groups_of(const Fn& f, const std::map<size_
 
 // The group's check, before its first member: the least index's offset against the starts of an
 // access of the whole span; on failure the chain.
-void Checker::check_group(Fn& f, const Group& g, Insts* out, Insts* cold, uint32_t* block_label) {
-  const uint32_t u64 = ulong_type(), b = bool_type();
-  const uint32_t base = f.bounds.at(g.param).first, size = f.size.at(g.param);
-  const uint32_t lo = plus(g.v, g.v_type, g.lo, out);
+uint32_t Checker::group_offset(const Fn& f, const Group& g, int64_t k, Insts* out) {
+  const uint32_t u64 = ulong_type(), index = plus(g.v, g.v_type, k, out);
   // Not InBounds: the pointer may be outside the allocation, which is what the check is there to see.
-  const uint32_t p = fresh(), addr = fresh(), off = fresh(), ok = fresh();
-  out->push_back(make_instruction(spv::OpPtrAccessChain, g.pointer_type, p, {g.base, lo}));
+  const uint32_t p = fresh(), addr = fresh(), off = fresh();
+  out->push_back(make_instruction(spv::OpPtrAccessChain, g.pointer_type, p, {g.base, index}));
   out->push_back(make_instruction(spv::OpConvertPtrToU, u64, addr, {p}));
-  out->push_back(make_instruction(spv::OpISub, u64, off, {addr, base}));
-  out->push_back(make_instruction(spv::OpULessThan, b, ok, {off, f.starts.at({g.param, g.span()})}));
-  const uint32_t cont = fresh(), chain = fresh();
-  Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {ok, cont, chain});
-  add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);  // branch weights: the chain is cold
+  out->push_back(make_instruction(spv::OpISub, u64, off, {addr, f.bounds.at(g.param).first}));
+  return off;
+}
+
+uint32_t Checker::branch_cold(uint32_t ok, uint32_t cold_target, Insts* out, uint32_t* block_label) {
+  const uint32_t cont = fresh();
+  Instruction br = make_instruction(spv::OpBranchConditional, 0, 0, {ok, cont, cold_target});
+  add_operand(br, 1000, SPV_OPERAND_TYPE_LITERAL_INTEGER);  // branch weights: the failing side is cold
   add_operand(br, 1, SPV_OPERAND_TYPE_LITERAL_INTEGER);
   out->push_back(br);
   out->push_back(make_instruction(spv::OpLabel, 0, cont, {}));
   *block_label = cont;
+  return cont;
+}
+
+void Checker::check_group(Fn& f, const Group& g, Insts* out, Insts* cold, uint32_t* block_label) {
+  const uint32_t b = bool_type(), size = f.size.at(g.param);
+  const uint32_t ok = fresh(), chain = fresh();
+  out->push_back(make_instruction(spv::OpULessThan, b, ok, {group_offset(f, g, g.lo, out), f.starts.at({g.param, g.span()})}));
+  const uint32_t cont = branch_cold(ok, chain, out, block_label);
   // The chain: each distinct index in program order, its own check and throw (the throw blocks after the
   // chain's, which dominate them); past the last, the passing path (which a failed group check never
   // takes: its least or greatest index fails).
@@ -681,11 +690,7 @@ void Checker::check_group(Fn& f, const Group& g, Insts* out, Insts* cold, uint32
   for (const Member& m : g.members) {
     if (!seen.insert(m.c).second) continue;
     const Instruction& access = m_.insts[m.inst];
-    const uint32_t index = plus(g.v, g.v_type, m.c, &links);
-    const uint32_t pk = fresh(), ak = fresh(), ok_k = fresh(), off_k = fresh();
-    links.push_back(make_instruction(spv::OpPtrAccessChain, g.pointer_type, pk, {g.base, index}));
-    links.push_back(make_instruction(spv::OpConvertPtrToU, u64, ak, {pk}));
-    links.push_back(make_instruction(spv::OpISub, u64, off_k, {ak, base}));
+    const uint32_t off_k = group_offset(f, g, m.c, &links), ok_k = fresh();
     links.push_back(make_instruction(spv::OpULessThan, b, ok_k, {off_k, f.starts.at({g.param, g.bytes})}));
     uint32_t next = 0;
     branch_and_throw(f, access, m.line, ok_k, param_name(f, g.param), off_k, size, &links, &throws, &next);
