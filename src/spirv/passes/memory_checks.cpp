@@ -627,7 +627,9 @@ std::vector<Checker::Group> Checker::groups_of(const Fn& f, const std::map<size_
     if (!index) continue;
     const uint32_t v_type = index->type_id;
     const Instruction* vt = def(v_type);
-    if (!vt || vt->opcode != spv::OpTypeInt || (vt->word(2) != 32 && vt->word(2) != 64)) continue;
+    // 64-bit indices only: a 32-bit v + k may wrap (sign-extended, INT_MAX + 1 is 2^31 elements before
+    // the base), and then the members are not one span; 64-bit addresses never reach the wrap.
+    if (!vt || vt->opcode != spv::OpTypeInt || vt->word(2) != 64) continue;
     if (index->opcode == spv::OpIAdd && int_constant(index->word(4), &k)) {
       v = index->word(3);
     } else if (index->opcode == spv::OpIAdd && int_constant(index->word(3), &k)) {
