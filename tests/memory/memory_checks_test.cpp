@@ -175,6 +175,20 @@ TEST_P(Builds, ReadsOffOneIndexShareACheckAndEachFailureIsItsOwn) {
   EXPECT_NO_THROW(s.synchronize());
 }
 
+// A group never reaches across another check: interleaved's write through `out` between its reads of
+// in[c] and in[c + 1] is reported when it fails first (a group of the two reads would report in[n]).
+TEST_P(Builds, AGroupDoesNotOvertakeTheCheckBetweenItsMembers) {
+  zex::Kernel k = mod.kernel("interleaved");
+  const uint32_t n = 16;
+  Buffer<float> in(n), out(n - 1);
+  for (uint32_t i = 0; i < n; ++i) in[i] = float(i);
+  s.launch(k, grid(n), out.get(), in.get());  // c = n - 1 writes out[n - 1], then would read in[n]
+  auto e = expect_kernel_exception([&] { s.synchronize(); });
+  expect_report(e, "interleaved", "write of argument 'out'", (n - 1) * 4, (n - 1) * 4, "interleaved");
+  EXPECT_EQ(e.thrower_count(), 1u);
+  EXPECT_EQ(out[n - 2], float(2 * n - 3)) << "the others ran";
+}
+
 TEST_P(Builds, ATransposedIndexIsCaughtAtTheWrite) {
   zex::Kernel k = mod.kernel("transpose");
   const uint32_t rows = 4, cols = 8;

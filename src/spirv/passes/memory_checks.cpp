@@ -21,6 +21,7 @@
 // Run before the throw-path numbering (pipeline.cpp); changes nothing in a module without kernels. A
 // shape it does not handle (a zex_throw import of another type, a call with fewer arguments than the
 // callee's parameters) throws std::invalid_argument before it writes.
+#include "spirv/passes/barrier_throws.hpp"
 #include "spirv/passes/memory_accesses.hpp"
 #include "spirv/passes/passes.hpp"
 
@@ -44,6 +45,7 @@ namespace {
 // The imports add_memory_checks turns into throws: AdaptiveCpp's (and <assert.h>'s) and DPC++'s.
 bool is_assert_import(const std::string& name) { return name == "__assert_fail" || name == "__devicelib_assert_fail"; }
 
+using barrier_throws::is_barrier_like;
 using memory::Origin;
 using memory::Trace;
 using Insts = std::vector<Instruction>;
@@ -265,6 +267,7 @@ class Checker {
   std::set<uint32_t> assert_fns_;                      // the imports of __assert_fail, __devicelib_assert_fail
   std::map<uint32_t, std::set<size_t>> assert_calls_;  // function -> its calls of them (instruction indices)
   MemoryCheckCounts* counts_ = nullptr;
+  std::set<uint32_t> barrier_fns_;  // functions joined by calls to a barrier or a collective (no groups)
 };
 
 uint64_t Checker::bytes_of(uint32_t type, int depth, bool* exact) {
@@ -596,6 +599,7 @@ uint32_t Checker::plus(uint32_t v, uint32_t v_type, int64_t c, Insts* out) {
 std::vector<Checker::Group> Checker::groups_of(const Fn& f, const std::map<size_t, uint32_t>& checked_at, size_t body) {
   std::map<std::tuple<size_t, uint32_t, uint32_t, uint32_t, uint32_t>, Group> found;
   size_t stretch = 0;
+  std::tuple<uint32_t, uint32_t, uint32_t, uint32_t> open{};  // the open stretch's group (0s: none)
   const Instruction* line = nullptr;
   for (size_t i = body; i < f.last; ++i) {
     const Instruction& in = m_.insts[i];
@@ -603,33 +607,47 @@ std::vector<Checker::Group> Checker::groups_of(const Fn& f, const std::map<size_
       if (a.opcode == spv::OpLine) line = &a;
       if (a.opcode == spv::OpNoLine) line = nullptr;
     }
-    if (in.opcode == spv::OpLabel || in.opcode == spv::OpFunctionCall || in.opcode == spv::OpControlBarrier ||
-        in.opcode == spv::OpMemoryBarrier || is_terminator(in.opcode)) {
+    if (in.opcode == spv::OpLabel || in.opcode == spv::OpFunctionCall || in.opcode == spv::OpMemoryBarrier ||
+        is_barrier_like(in.opcode) || is_terminator(in.opcode)) {
       if (in.opcode == spv::OpLabel) line = nullptr;
       ++stretch;
+      open = {};
       continue;
     }
+    if (access_pointer_word(in.opcode) == 0) continue;
+    // Any other access ends the stretch: a group's members are consecutive accesses, so no other check
+    // (whose report would come first) and no store falls between its check and its members.
+    auto other = [&] {
+      ++stretch;
+      open = {};
+    };
     auto c = checked_at.find(i);
-    if (c == checked_at.end() || is_local(f, c->second)) continue;
+    if (c == checked_at.end() || is_local(f, c->second)) {
+      other();
+      continue;
+    }
     const Instruction* chain = def(in.word(access_pointer_word(in.opcode)));
     if (!chain || (chain->opcode != spv::OpPtrAccessChain && chain->opcode != spv::OpInBoundsPtrAccessChain) ||
-        chain->size() != 5)
+        chain->size() != 5) {
+      other();
       continue;
+    }
     const Instruction* base = def(chain->word(3));
-    if (!base || base->type_id != chain->type_id) continue;
     const Instruction* pt = def(chain->type_id);
-    bool exact = pt && pt->opcode == spv::OpTypePointer;
+    bool exact = base && base->type_id == chain->type_id && pt && pt->opcode == spv::OpTypePointer;
     const uint64_t bytes = exact ? bytes_of(pt->word(3), 0, &exact) : 0;
-    if (!exact || bytes == 0 || bytes > 4096 || bytes != access_bytes(in)) continue;
     uint32_t v = chain->word(4);
     int64_t k = 0;
     const Instruction* index = def(v);
-    if (!index) continue;
-    const uint32_t v_type = index->type_id;
+    const uint32_t v_type = index ? index->type_id : 0;
     const Instruction* vt = def(v_type);
     // 64-bit indices only: a 32-bit v + k may wrap (sign-extended, INT_MAX + 1 is 2^31 elements before
     // the base), and then the members are not one span; 64-bit addresses never reach the wrap.
-    if (!vt || vt->opcode != spv::OpTypeInt || vt->word(2) != 64) continue;
+    if (!exact || bytes == 0 || bytes > 4096 || bytes != access_bytes(in) || !vt || vt->opcode != spv::OpTypeInt ||
+        vt->word(2) != 64) {
+      other();
+      continue;
+    }
     if (index->opcode == spv::OpIAdd && int_constant(index->word(4), &k)) {
       v = index->word(3);
     } else if (index->opcode == spv::OpIAdd && int_constant(index->word(3), &k)) {
@@ -640,8 +658,15 @@ std::vector<Checker::Group> Checker::groups_of(const Fn& f, const std::map<size_
     } else {
       k = 0;
     }
-    if (k < -(int64_t(1) << 20) || k > (int64_t(1) << 20)) continue;
-    Group& g = found[std::make_tuple(stretch, c->second, base->result_id, v, chain->type_id)];
+    if (k < -(int64_t(1) << 20) || k > (int64_t(1) << 20)) {
+      other();
+      continue;
+    }
+    // Another group's access ends the stretch too (A0 B0 A1: a failing B0 must not be reported as A1).
+    const auto key = std::make_tuple(c->second, base->result_id, v, chain->type_id);
+    if (key != open) ++stretch;
+    open = key;
+    Group& g = found[std::tuple_cat(std::make_tuple(stretch), key)];
     if (g.members.empty()) {
       g.param = c->second, g.base = base->result_id, g.v = v, g.v_type = v_type, g.pointer_type = chain->type_id;
       g.bytes = bytes, g.lo = g.hi = k;
@@ -766,7 +791,10 @@ void Checker::rewrite(Fn& f, Insts* out) {
   size_t i = f.first + 1;
   while (i < f.last && m_.insts[i].opcode == spv::OpFunctionParameter) ++i;
   Insts body, cold;
-  const std::vector<Group> groups = options_.memory ? groups_of(f, checked_at, i) : std::vector<Group>();
+  // Not where barriers are: a thrower there goes on with its reads zeroed (barrier_throws.cpp), and a
+  // group's earlier members, read for real without the group, may decide which barriers it reaches.
+  const std::vector<Group> groups =
+      options_.memory && !barrier_fns_.count(f.id) ? groups_of(f, checked_at, i) : std::vector<Group>();
   std::map<size_t, const Group*> group_lead;  // a group's first member -> the group
   std::set<size_t> grouped;                   // every member of a group
   for (const Group& g : groups) {
@@ -983,6 +1011,23 @@ bool Checker::run(std::vector<KernelMemoryChecks>* out, MemoryCheckCounts* count
   }
   if (entries.empty()) return false;
   accesses_ = memory::analyze_functions(ctx_);
+  // The functions a barrier's work-group may meet a thrower of: those with a barrier or a collective,
+  // and every function joined to one by calls either way (a helper's thrower goes on in its caller; a
+  // caller's, through its helpers).
+  for (const IRContext::FunctionRange& r : ctx_.functions())
+    if (r.defined && std::any_of(m_.insts.begin() + r.first, m_.insts.begin() + r.last,
+                                 [](const Instruction& i) { return is_barrier_like(i.opcode); }))
+      barrier_fns_.insert(r.id);
+  for (bool grew = !barrier_fns_.empty(); grew;) {
+    grew = false;
+    for (const auto& e : accesses_)
+      for (const memory::Call& c : e.second.calls) {
+        const bool caller = barrier_fns_.count(e.first) != 0, callee = barrier_fns_.count(c.callee) != 0;
+        if (caller == callee) continue;
+        barrier_fns_.insert(caller ? c.callee : e.first);
+        grew = true;
+      }
+  }
   // __local variables of a known size are checked against it (with memory checks on); the others are
   // counted with the accesses through __local parameters.
   for (auto& e : accesses_) {

@@ -90,3 +90,12 @@ kernel void window(global float* out, global const float* in, uint lo, uint n) {
   if (i < lo || i >= n) return;
   out[i] = in[i + 2] * 4.0f - in[i - 2] + in[i];  // LINE:window
 }
+
+// Two reads off one index with a write through another argument between them: the write's check comes
+// first and must be the one reported when both fail, so the reads share no check across it.
+kernel void interleaved(global float* out, global const float* in) {
+  size_t c = get_global_id(0);
+  float a = in[c];
+  out[c] = a;  // LINE:interleaved
+  out[c] += in[c + 1];
+}
