@@ -208,9 +208,9 @@ class Checker {
     uint64_t span() const { return static_cast<uint64_t>(hi - lo) * bytes + bytes; }
   };
   std::vector<Group> groups_of(const Fn& f, const std::map<size_t, uint32_t>& checked_at, size_t body);
-  // An integer constant's value, sign-extended (false if `id` is no 32- or 64-bit OpConstant).
+  // A 64-bit integer constant's value (false if `id` is no such OpConstant: groups take 64-bit indices only).
   bool int_constant(uint32_t id, int64_t* value);
-  // The id of v + c in v's integer type (v itself for c == 0).
+  // The id of v + c in v's 64-bit integer type (v itself for c == 0).
   uint32_t plus(uint32_t v, uint32_t v_type, int64_t c, Insts* out);
   void check_group(Fn& f, const Group& g, Insts* out, Insts* cold, uint32_t* block_label);
   // The byte offset of the group's base moved by v + k from the allocation's start (a ulong id).
@@ -570,32 +570,23 @@ void Checker::assertion(Fn& f, const Instruction& call, const Instruction* line_
 bool Checker::int_constant(uint32_t id, int64_t* value) {
   const Instruction* k = def(id);
   const Instruction* t = k && k->opcode == spv::OpConstant ? def(k->type_id) : nullptr;
-  if (!t || t->opcode != spv::OpTypeInt) return false;
-  if (t->word(2) == 32 && k->size() == 4) {
-    *value = static_cast<int32_t>(k->word(3));
-    return true;
-  }
-  if (t->word(2) == 64 && k->size() == 5) {
-    *value = static_cast<int64_t>(uint64_t(k->word(4)) << 32 | k->word(3));
-    return true;
-  }
-  return false;
+  if (!t || t->opcode != spv::OpTypeInt || t->word(2) != 64 || k->size() != 5) return false;
+  *value = static_cast<int64_t>(uint64_t(k->word(4)) << 32 | k->word(3));
+  return true;
 }
 
 uint32_t Checker::plus(uint32_t v, uint32_t v_type, int64_t c, Insts* out) {
   if (c == 0) return v;
-  const Instruction* t = def(v_type);
-  const uint32_t k = t->word(2) == 64 ? ulong_constant(static_cast<uint64_t>(c)) : uint_constant(static_cast<uint32_t>(c));
   const uint32_t sum = fresh();
-  out->push_back(make_instruction(spv::OpIAdd, v_type, sum, {v, k}));
+  out->push_back(make_instruction(spv::OpIAdd, v_type, sum, {v, ulong_constant(static_cast<uint64_t>(c))}));
   return sum;
 }
 
-// The groups: checked accesses through a global (not __local) parameter whose pointer is
-// Op(InBounds)PtrAccessChain(base, v + c) with c a constant, in one stretch of a block between calls and
-// barriers (a call may throw first, and moving a check before a barrier would change what the barrier
-// pass sees), the chain's type the base's (so that the index steps by the access's exact size). Only
-// groups of two or more distinct indices are kept, their least and greatest index within 2^20 elements.
+// The groups: consecutive checked accesses through a global (not __local) parameter whose pointer is
+// Op(InBounds)PtrAccessChain(base, v + c), v a 64-bit index and c a constant, the chain's type the
+// base's (so that the index steps by the access's exact size). Any other access, a call (it may throw
+// first), a barrier or a collective ends a stretch. Only groups of two or more distinct indices are
+// kept, their least and greatest index within 2^20 elements.
 std::vector<Checker::Group> Checker::groups_of(const Fn& f, const std::map<size_t, uint32_t>& checked_at, size_t body) {
   std::map<std::tuple<size_t, uint32_t, uint32_t, uint32_t, uint32_t>, Group> found;
   size_t stretch = 0;
@@ -709,8 +700,8 @@ void Checker::check_group(Fn& f, const Group& g, Insts* out, Insts* cold, uint32
   out->push_back(make_instruction(spv::OpULessThan, b, ok, {group_offset(f, g, g.lo, out), f.starts.at({g.param, g.span()})}));
   const uint32_t cont = branch_cold(ok, chain, out, block_label);
   // The chain: each distinct index in program order, its own check and throw (the throw blocks after the
-  // chain's, which dominate them); past the last, the passing path (which a failed group check never
-  // takes: its least or greatest index fails).
+  // chain's, which dominate them); past the last, the passing path (taken only where every member
+  // passes its own check after all: the unbounded (0, ~0), whose span's starts are smaller).
   Insts links, throws;
   links.push_back(make_instruction(spv::OpLabel, 0, chain, {}));
   std::set<int64_t> seen;
